@@ -1,0 +1,52 @@
+# certprep: `make run` serves a working local copy; `make test` runs the whole suite on PostgreSQL.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/certprep
+# Tests run with production-like settings (DEBUG off) and a throwaway key.
+TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) SECRET_KEY=test-only-certprep-key-padding-0123456789abcdefghij \
+	DEBUG=0 SECURE_SSL_REDIRECT=0 DJANGO_ALLOW_ASYNC_UNSAFE=true
+RUN_ENV := DEBUG=1
+PYTEST_WORKERS ?= 2
+
+.PHONY: run test test-sqlite venv conformance check-chromium clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@python=$$(PYTHON="$(PYTHON)" tools/find-python) || exit 1; \
+	echo "Using $$python ($$($$python --version))"; \
+	[ -x $(PY) ] || $$python -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $@
+
+run: venv
+	$(RUN_ENV) $(PY) manage.py migrate --noinput
+	$(RUN_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
+	$(RUN_ENV) $(PY) manage.py load_bank
+	$(RUN_ENV) $(PY) manage.py create_demo_accounts
+	@echo "Serving certprep on http://127.0.0.1:8000  (Ctrl-C stops it)"
+	$(RUN_ENV) $(PY) manage.py runserver 127.0.0.1:8000
+
+check-chromium:
+	@command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || { \
+	  echo "make test needs Chromium for the browser tests: apt-get install -y chromium" >&2; exit 1; }
+
+test: venv check-chromium
+	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
+	$(TEST_ENV) $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -q
+
+# The embedded default (no DATABASE_URL) keeps working: the suite without browser and
+# PostgreSQL-only tests, on SQLite.
+test-sqlite: venv
+	DATABASE_URL= SECRET_KEY=test-only-sqlite-key-padding-0123456789abcdefghij DEBUG=0 SECURE_SSL_REDIRECT=0 \
+	  $(PY) manage.py collectstatic --noinput --verbosity 0
+	DATABASE_URL= SECRET_KEY=test-only-sqlite-key-padding-0123456789abcdefghij DEBUG=0 SECURE_SSL_REDIRECT=0 \
+	  $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -q -m "not postgres_only and not browser"
+
+conformance: venv
+	$(PY) tools/moodle_conformance.py
+
+clean:
+	rm -rf $(VENV) staticfiles db.sqlite3*

@@ -1,0 +1,35 @@
+"""Learner settings on the user page, including the instructor-set time accommodation."""
+from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import User
+
+from accounts.models import Profile
+
+
+class ProfileInline(admin.StackedInline):
+    model = Profile
+    can_delete = False
+    fields = ("accommodation_factor", "time_zone", "shortcuts_enabled")
+
+
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class LearnerAdmin(UserAdmin):
+    inlines = [ProfileInline]
+    list_display = ("username", "email", "is_staff", "accommodation")
+    list_select_related = ("profile",)
+
+    @admin.display(description="Time factor")
+    def accommodation(self, user: User) -> str:
+        profile = getattr(user, "profile", None)
+        return f"×{profile.accommodation_factor}" if profile else "×1.00"
+
+
+@admin.register(Profile)
+class ProfileAdmin(admin.ModelAdmin):
+    list_display = ("user", "accommodation_factor", "time_zone", "shortcuts_enabled")
+    list_editable = ("accommodation_factor",)
+    search_fields = ("user__username", "user__email")
+    list_select_related = ("user",)

@@ -1,0 +1,47 @@
+"""A learner's settings: time zone, keyboard shortcuts, time-limit accommodation."""
+import zoneinfo
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+
+def validate_time_zone(value: str) -> None:
+    if value not in zoneinfo.available_timezones():
+        raise ValidationError(f"{value!r} is not a known time zone (e.g. Europe/Paris, America/New_York).")
+
+
+class ProfileManager(models.Manager):
+    def for_user(self, user) -> "Profile":
+        profile, _ = self.get_or_create(user=user)
+        return profile
+
+
+class Profile(models.Model):
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
+    time_zone = models.CharField(max_length=64, default="UTC", validators=[validate_time_zone])
+    shortcuts_enabled = models.BooleanField(
+        default=True, verbose_name="single-key shortcuts",
+        help_text="A–E or 1–5 choose, N / P next / previous, F flag.",
+    )
+    accommodation_factor = models.DecimalField(
+        max_digits=3, decimal_places=2, default=Decimal("1.00"),
+        validators=[MinValueValidator(Decimal("1.00")), MaxValueValidator(Decimal("3.00"))],
+        help_text="Multiplies the time limit (1.50 = 50% extra time).",
+    )
+
+    objects = ProfileManager()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(accommodation_factor__gte=1, accommodation_factor__lte=3),
+                name="profile_accommodation_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Profile of {self.user}"

@@ -1,0 +1,33 @@
+"""Demo accounts for a local copy (make run); never used by the container deployment."""
+from django.contrib.auth.models import Group, User
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from accounts.models import Profile
+
+DEMO_PASSWORD = "certprep-demo"
+LEARNER = "learner"
+INSTRUCTOR = "instructor"
+
+
+class Command(BaseCommand):
+    help = "Create (or reset) a demo learner and a demo instructor, and print their credentials."
+
+    @transaction.atomic
+    def handle(self, *args, **options):
+        learner = self._user(LEARNER, "learner@example.com", staff=False)
+        instructor = self._user(INSTRUCTOR, "instructor@example.com", staff=True)
+        instructor.groups.add(Group.objects.get(name="Instructors"))
+        for user in (learner, instructor):
+            Profile.objects.for_user(user)
+        self.stdout.write(self.style.SUCCESS("Demo accounts (local use only):"))
+        self.stdout.write(f"  learner:    {LEARNER} / {DEMO_PASSWORD}   http://127.0.0.1:8000/")
+        self.stdout.write(f"  instructor: {INSTRUCTOR} / {DEMO_PASSWORD}   http://127.0.0.1:8000/admin/")
+
+    def _user(self, username: str, email: str, *, staff: bool) -> User:
+        user, _ = User.objects.get_or_create(username=username, defaults={"email": email})
+        user.email = email
+        user.is_staff = staff
+        user.set_password(DEMO_PASSWORD)
+        user.save()
+        return user

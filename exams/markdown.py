@@ -1,0 +1,29 @@
+"""Markdown from the question bank rendered to HTML that is safe to show learners."""
+from functools import lru_cache
+
+import nh3
+from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
+
+_markdown = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+
+# Everything a question needs (code, tables, lists, emphasis, images from our own site);
+# nh3 drops scripts, event handlers, style attributes and javascript: URLs.
+_ALLOWED_TAGS = {
+    "p", "br", "hr", "em", "strong", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li",
+    "a", "img", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "sub", "sup", "kbd",
+}
+_ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "th": {"align"}, "td": {"align"}}
+
+
+@lru_cache(maxsize=4096)
+def render_markdown(text: str) -> SafeString:
+    html = _markdown.render(text or "")
+    clean = nh3.clean(
+        html,
+        tags=_ALLOWED_TAGS,
+        attributes=_ALLOWED_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+    )
+    return mark_safe(clean)

@@ -1,0 +1,401 @@
+"""The exam model: exams, domains, versioned questions, errata, attempts and responses."""
+import hashlib
+import json
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models, transaction
+from django.db.models import Q
+from django.db.models.functions import Now
+from django.urls import reverse
+from django.utils import timezone
+
+from exams.markdown import render_markdown
+
+
+class Exam(models.Model):
+    code = models.CharField(max_length=32, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    question_count = models.PositiveSmallIntegerField(default=60, validators=[MinValueValidator(1)])
+    time_limit_minutes = models.PositiveSmallIntegerField(default=60, validators=[MinValueValidator(1)])
+    passing_score = models.PositiveSmallIntegerField(
+        default=70, validators=[MinValueValidator(0), MaxValueValidator(100)], help_text="Percent."
+    )
+    is_published = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["code"]
+        constraints = [
+            models.CheckConstraint(condition=Q(passing_score__lte=100), name="exam_passing_score_percent"),
+            models.CheckConstraint(condition=Q(question_count__gte=1), name="exam_question_count_positive"),
+            models.CheckConstraint(condition=Q(time_limit_minutes__gte=1), name="exam_time_limit_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.title}"
+
+
+class Domain(models.Model):
+    exam = models.ForeignKey(Exam, on_delete=models.PROTECT, related_name="domains")
+    name = models.CharField(max_length=120)
+    weight = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(0), MaxValueValidator(100)], help_text="Percent of the exam."
+    )
+    order = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["exam", "order", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["exam", "name"], name="domain_unique_name_per_exam"),
+            models.CheckConstraint(condition=Q(weight__gte=0, weight__lte=100), name="domain_weight_percent"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class QuestionKind(models.TextChoices):
+    SINGLE = "single", "Single answer"
+    MULTIPLE = "multiple", "Multiple answers"
+
+
+class QuestionQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(is_active=True)
+
+    def in_finished_attempts(self):
+        return self.filter(
+            responses__attempt__status__in=Attempt.FINISHED_STATUSES
+        ).distinct()
+
+
+class Question(models.Model):
+    exam = models.ForeignKey(Exam, on_delete=models.PROTECT, related_name="questions")
+    domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="questions")
+    title = models.CharField(max_length=200)
+    stem = models.TextField(help_text="Markdown.")
+    explanation = models.TextField(blank=True, help_text="Markdown. Shown only after an attempt ends.")
+    kind = models.CharField(max_length=8, choices=QuestionKind.choices, default=QuestionKind.SINGLE)
+    choose = models.PositiveSmallIntegerField(default=1, help_text="How many choices to pick.")
+    keep_order = models.BooleanField(default=False, help_text='Do not shuffle choices (e.g. "all of the above").')
+    is_active = models.BooleanField(default=True)
+    # Plain defaults rather than auto_now so fixtures may omit them.
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    objects = QuestionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["exam", "domain__order", "id"]
+        indexes = [models.Index(fields=["exam", "domain", "is_active"], name="question_draw_pool")]
+        constraints = [
+            models.CheckConstraint(condition=Q(choose__gte=1), name="question_choose_positive"),
+            models.CheckConstraint(
+                condition=Q(kind="multiple") | Q(choose=1), name="question_single_chooses_one"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def save(self, *args, **kwargs):
+        self.updated_at = timezone.now()
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("admin:exams_question_change", args=[self.pk])
+
+    @property
+    def stem_html(self) -> str:
+        return render_markdown(self.stem)
+
+    @property
+    def explanation_html(self) -> str:
+        return render_markdown(self.explanation)
+
+    def is_in_finished_attempt(self) -> bool:
+        return Response.objects.filter(
+            question=self, attempt__status__in=Attempt.FINISHED_STATUSES
+        ).exists()
+
+    def content(self, choices=None) -> dict:
+        """What a learner sees of this question: the part a version freezes."""
+        choices = self.choices.all() if choices is None else choices
+        return {
+            "title": self.title,
+            "stem": self.stem,
+            "explanation": self.explanation,
+            "choices": {
+                str(choice.pk): {"label": choice.label, "text": choice.text, "feedback": choice.feedback}
+                for choice in sorted(choices, key=lambda c: (c.order, c.pk))
+            },
+        }
+
+    @transaction.atomic
+    def current_version(self, choices=None) -> "QuestionVersion":
+        """The version new attempts get, creating one when the text changed since.
+
+        A version already shown in an attempt is frozen: a text edit after that makes a
+        new version, so old attempts keep what they showed. An unused version is updated
+        in place, so drafts do not pile up versions.
+        """
+        content = self.content(choices)
+        digest = content_digest(content)
+        latest = self.versions.select_for_update().order_by("-number").first()
+        if latest is not None and latest.digest == digest:
+            return latest
+        if latest is not None and not latest.responses.exists():
+            latest.content, latest.digest = content, digest
+            latest.save(update_fields=["content", "digest"])
+            return latest
+        return QuestionVersion.objects.create(
+            question=self, number=(latest.number + 1 if latest else 1), content=content, digest=digest
+        )
+
+
+def content_digest(content: dict) -> str:
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+class QuestionVersion(models.Model):
+    """A frozen copy of a question's text and choice texts, as some attempt showed it."""
+
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="versions")
+    number = models.PositiveIntegerField()
+    content = models.JSONField()
+    digest = models.CharField(max_length=64)
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        ordering = ["question", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "number"], name="version_unique_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question} (v{self.number})"
+
+    @property
+    def stem_html(self) -> str:
+        return render_markdown(self.content["stem"])
+
+    @property
+    def explanation_html(self) -> str:
+        return render_markdown(self.content["explanation"])
+
+    def choice_text(self, choice_id: int) -> str:
+        return self.content["choices"].get(str(choice_id), {}).get("text", "")
+
+    def choice_feedback(self, choice_id: int) -> str:
+        return self.content["choices"].get(str(choice_id), {}).get("feedback", "")
+
+
+class Choice(models.Model):
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="choices")
+    label = models.CharField(max_length=2, help_text="A, B, C… as authored; learners see their own order.")
+    text = models.TextField()
+    is_correct = models.BooleanField(default=False, help_text="Always the corrected key.")
+    feedback = models.TextField(blank=True, help_text="Why this choice is right or wrong.")
+    order = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["question", "order", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "label"], name="choice_unique_label"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label}. {self.text[:60]}"
+
+
+class ErratumSource(models.TextChoices):
+    IMPORTED = "imported", "Imported"
+    INSTRUCTOR = "instructor", "Instructor"
+    LEARNERS = "learners", "Learner reports"
+
+
+class ErratumStatus(models.TextChoices):
+    REPORTED = "reported", "Reported"
+    CONFIRMED = "confirmed", "Confirmed"
+    REJECTED = "rejected", "Rejected"
+
+
+class ErratumPolicy(models.TextChoices):
+    CREDIT_CORRECTED = "credit_corrected", "Credit the corrected key"
+    CREDIT_EITHER = "credit_either", "Credit either key"
+    VOID = "void", "Void the item"
+
+
+class Erratum(models.Model):
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="errata")
+    published_key = models.ManyToManyField(
+        Choice, blank=True, related_name="+", help_text="The choices the published key named."
+    )
+    note = models.TextField(blank=True)
+    source = models.CharField(max_length=12, choices=ErratumSource.choices, default=ErratumSource.INSTRUCTOR)
+    status = models.CharField(max_length=10, choices=ErratumStatus.choices, default=ErratumStatus.REPORTED)
+    policy = models.CharField(max_length=16, choices=ErratumPolicy.choices, blank=True)
+    reported_at = models.DateTimeField(default=timezone.now)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "errata"
+        ordering = ["-reported_at"]
+        constraints = [
+            # One open erratum per question gathers every learner's report.
+            models.UniqueConstraint(
+                fields=["question"], condition=Q(status="reported"), name="erratum_one_open_per_question"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="confirmed") | ~Q(policy=""), name="erratum_confirmed_has_policy"
+            ),
+        ]
+        indexes = [models.Index(fields=["question", "status"], name="erratum_question_status")]
+
+    def __str__(self) -> str:
+        return f"Erratum on {self.question} ({self.get_status_display()})"
+
+    @property
+    def note_html(self) -> str:
+        return render_markdown(self.note)
+
+
+class Dispute(models.Model):
+    """One learner's report on a question, gathered on its open erratum."""
+
+    erratum = models.ForeignKey(Erratum, on_delete=models.CASCADE, related_name="disputes")
+    learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="disputes")
+    choice = models.ForeignKey(
+        Choice, on_delete=models.PROTECT, null=True, blank=True, related_name="disputes",
+        help_text="The choice the learner believes is right.",
+    )
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["erratum", "learner"], name="dispute_one_per_learner"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.learner} on {self.erratum.question}"
+
+
+class AttemptMode(models.TextChoices):
+    MOCK = "mock", "Timed mock"
+    PRACTICE = "practice", "Practice"
+    DRILL = "drill", "Domain drill"
+    REVIEW = "review", "Review mistakes"
+
+
+class AttemptStatus(models.TextChoices):
+    IN_PROGRESS = "in_progress", "In progress"
+    SUBMITTED = "submitted", "Submitted"
+    EXPIRED = "expired", "Expired"
+
+
+class AttemptQuerySet(models.QuerySet):
+    def finished(self):
+        return self.filter(status__in=Attempt.FINISHED_STATUSES)
+
+    def in_progress(self):
+        return self.filter(status=AttemptStatus.IN_PROGRESS)
+
+    def for_user(self, user):
+        return self.filter(user=user)
+
+
+class Attempt(models.Model):
+    FINISHED_STATUSES = (AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED)
+    # Saves arriving this long after the deadline are still accepted (network, clock skew).
+    GRACE = timedelta(seconds=30)
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts")
+    exam = models.ForeignKey(Exam, on_delete=models.PROTECT, related_name="attempts")
+    mode = models.CharField(max_length=10, choices=AttemptMode.choices, default=AttemptMode.MOCK)
+    started_at = models.DateTimeField(db_default=Now())
+    deadline = models.DateTimeField(null=True, blank=True, help_text="Server clock; empty when untimed.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=12, choices=AttemptStatus.choices, default=AttemptStatus.IN_PROGRESS)
+    score = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True, help_text="Percent.")
+    published_score = models.DecimalField(
+        max_digits=5, decimal_places=2, null=True, blank=True, help_text="The score as first graded."
+    )
+    right_count = models.PositiveSmallIntegerField(null=True, blank=True)
+    total_count = models.PositiveSmallIntegerField(null=True, blank=True)
+    passed = models.BooleanField(null=True, blank=True)
+    last_position = models.PositiveSmallIntegerField(default=1)
+    domain = models.ForeignKey(
+        Domain, on_delete=models.PROTECT, null=True, blank=True, related_name="+",
+        help_text="For drills and filtered practice.",
+    )
+
+    objects = AttemptQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "exam", "mode"],
+                condition=Q(status="in_progress"),
+                name="attempt_one_in_progress",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="in_progress") | Q(finished_at__isnull=False),
+                name="attempt_finished_has_time",
+            ),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | Q(score__gte=0, score__lte=100), name="attempt_score_percent"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["user", "status", "-finished_at"], name="attempt_user_history"),
+            models.Index(fields=["status", "deadline"], name="attempt_expiry"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.exam.code} {self.get_mode_display()} #{self.pk}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED_STATUSES
+
+
+class Response(models.Model):
+    """One question slot of an attempt, created when the attempt is drawn."""
+
+    attempt = models.ForeignKey(Attempt, on_delete=models.CASCADE, related_name="responses")
+    position = models.PositiveSmallIntegerField()
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="responses")
+    version = models.ForeignKey(QuestionVersion, on_delete=models.PROTECT, related_name="responses")
+    choice_order = models.JSONField(help_text="Choice ids in the order this attempt shows them.")
+    selected = models.ManyToManyField(Choice, through="ResponseChoice", related_name="+", blank=True)
+    flagged = models.BooleanField(default=False)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    is_correct = models.BooleanField(null=True, blank=True, help_text="Set by grading; empty for a void item.")
+
+    class Meta:
+        ordering = ["attempt", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["attempt", "position"], name="response_unique_position"),
+            models.UniqueConstraint(fields=["attempt", "question"], name="response_unique_question"),
+            models.CheckConstraint(condition=Q(position__gte=1), name="response_position_positive"),
+        ]
+        indexes = [models.Index(fields=["question", "attempt"], name="response_by_question")]
+
+    def __str__(self) -> str:
+        return f"{self.attempt} · {self.position}"
+
+
+class ResponseChoice(models.Model):
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="picks")
+    choice = models.ForeignKey(Choice, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["response", "choice"], name="pick_unique_choice"),
+        ]

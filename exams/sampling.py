@@ -1,0 +1,115 @@
+"""Drawing a mock exam: seats per domain by weight, questions per seat, choice order."""
+
+import random
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DomainQuota:
+    domain_id: int
+    weight: int
+    order: int
+
+
+def quotas(*, domains: Sequence[DomainQuota], total: int) -> dict[int, int]:
+    """Seats per domain by the largest-remainder method; the seats sum to `total`."""
+    if total < 0:
+        raise ValueError(f"total must not be negative, got {total}")
+    if len({domain.domain_id for domain in domains}) != len(domains):
+        raise ValueError("each domain may appear only once")
+    if any(domain.weight < 0 for domain in domains):
+        raise ValueError("domain weights must not be negative")
+    weight_sum = sum(domain.weight for domain in domains)
+    if weight_sum == 0:
+        if total == 0:
+            return {domain.domain_id: 0 for domain in domains}
+        raise ValueError("cannot share seats among domains whose weights sum to 0")
+
+    # Every share total*weight/weight_sum has the same denominator, so comparing the
+    # integer numerators of the remainders is exact; floats could mis-order a tie.
+    seats = {domain.domain_id: total * domain.weight // weight_sum for domain in domains}
+    remainders = {domain.domain_id: total * domain.weight % weight_sum for domain in domains}
+    leftover = total - sum(seats.values())
+    # domain_id last only so that equal weight and equal order still give one answer.
+    by_claim = sorted(
+        domains,
+        key=lambda d: (-remainders[d.domain_id], -d.weight, d.order, d.domain_id),
+    )
+    for domain in by_claim[:leftover]:
+        seats[domain.domain_id] += 1
+    return seats
+
+
+class BankTooSmall(Exception):
+    """Some domains hold fewer questions than the exam needs from them."""
+
+    def __init__(self, shortfalls: list[tuple[int, int, int]]) -> None:
+        self.shortfalls = shortfalls
+        details = "; ".join(
+            f"domain {domain_id} needs {needed}, has {available}"
+            for domain_id, needed, available in shortfalls
+        )
+        super().__init__(f"question bank too small: {details}")
+
+    def __reduce__(self) -> tuple[type["BankTooSmall"], tuple[list[tuple[int, int, int]]]]:
+        # The default would rebuild from the message; rebuild from the data instead.
+        return (type(self), (self.shortfalls,))
+
+
+def draw(
+    *,
+    pool: Mapping[int, Sequence[int]],
+    quotas: Mapping[int, int],
+    seen: Collection[int],
+    rng: random.Random,
+) -> list[tuple[int, int]]:
+    """(domain_id, question_id) per slot, unseen questions first, in shuffled order.
+
+    Raises BankTooSmall naming every short domain rather than handing out a short exam.
+    """
+    if any(quota < 0 for quota in quotas.values()):
+        raise ValueError("quotas must not be negative")
+    seen_ids = set(seen)
+    # Sorting makes the draw depend only on the seed and the contents, not on the
+    # order rows came back from the database.
+    questions = {domain_id: sorted(set(pool.get(domain_id, ()))) for domain_id in sorted(quotas)}
+
+    owner: dict[int, int] = {}
+    for domain_id, question_ids in questions.items():
+        for question_id in question_ids:
+            if owner.setdefault(question_id, domain_id) != domain_id:
+                raise ValueError(
+                    f"question {question_id} is in both domain {owner[question_id]} "
+                    f"and domain {domain_id}"
+                )
+
+    shortfalls = [
+        (domain_id, quotas[domain_id], len(question_ids))
+        for domain_id, question_ids in questions.items()
+        if len(question_ids) < quotas[domain_id]
+    ]
+    if shortfalls:
+        raise BankTooSmall(shortfalls)
+
+    slots: list[tuple[int, int]] = []
+    for domain_id, question_ids in questions.items():
+        quota = quotas[domain_id]
+        unseen = [q for q in question_ids if q not in seen_ids]
+        if len(unseen) >= quota:
+            chosen = rng.sample(unseen, quota)
+        else:
+            already_seen = [q for q in question_ids if q in seen_ids]
+            chosen = unseen + rng.sample(already_seen, quota - len(unseen))
+        slots.extend((domain_id, question_id) for question_id in chosen)
+    rng.shuffle(slots)
+    return slots
+
+
+def shuffle_choices(*, choice_ids: Sequence[int], keep_order: bool, rng: random.Random) -> list[int]:
+    """The order an attempt shows a question's choices in."""
+    shown = list(choice_ids)
+    # keep_order exists for choices like "All of the above" whose meaning depends on place.
+    if not keep_order:
+        rng.shuffle(shown)
+    return shown
