@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/certprep
 # Tests run with production-like settings (DEBUG off) and a throwaway key.
 TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) SECRET_KEY=test-only-certprep-key-padding-0123456789abcdefghij \
-	DEBUG=0 SECURE_SSL_REDIRECT=0 DJANGO_ALLOW_ASYNC_UNSAFE=true
+	DEBUG=0 SECURE_SSL_REDIRECT=0 SESSION_COOKIE_SECURE=0 CSRF_COOKIE_SECURE=0 DJANGO_ALLOW_ASYNC_UNSAFE=true
 RUN_ENV := DEBUG=1
 PYTEST_WORKERS ?= 2
 

@@ -124,7 +124,6 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "exams:catalogue"
-LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -139,17 +138,25 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 
-# Mail goes to the console unless an SMTP host is configured.
-EMAIL_HOST = envstr("EMAIL_HOST")
-EMAIL_BACKEND = envstr(
-    "EMAIL_BACKEND",
-    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend",
-)
-EMAIL_PORT = envint("EMAIL_PORT", 587, minimum=1)
-EMAIL_HOST_USER = envstr("EMAIL_HOST_USER")
-EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD")
-EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", True)
+# Mail goes to the console unless an SMTP host is configured (Django 6.1's MAILERS).
+_email_host = envstr("EMAIL_HOST")
+if _email_host:
+    MAILERS = {
+        "default": {
+            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+            "OPTIONS": {
+                "host": _email_host,
+                "port": envint("EMAIL_PORT", 587, minimum=1),
+                "username": envstr("EMAIL_HOST_USER"),
+                "password": envstr("EMAIL_HOST_PASSWORD"),
+                "use_tls": envbool("EMAIL_USE_TLS", True),
+            },
+        }
+    }
+else:
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "certprep <noreply@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # HTTPS: on by default in production (/healthz is answered before the redirect).
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", not DEBUG)

@@ -1,0 +1,96 @@
+"""Sign up, log in and out, passwords, the profile."""
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.urls import reverse
+
+from accounts.models import Profile
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_new_learner_signs_up_and_is_logged_in(client):
+    response = client.post(
+        reverse("accounts:signup"),
+        {"username": "ada", "email": "ada@example.com", "password1": "a-Long-passphrase-9", "password2": "a-Long-passphrase-9"},
+        follow=True,
+    )
+    assert response.redirect_chain[-1][0] == reverse("exams:catalogue")
+    page = response.content.decode()
+    assert "Signed in as <strong>ada</strong>" in page
+    assert Profile.objects.get(user__username="ada").time_zone == "UTC"
+
+
+def test_signup_with_bad_input_explains_and_creates_nothing(client):
+    response = client.post(
+        reverse("accounts:signup"),
+        {"username": "ada", "email": "not-an-email", "password1": "short", "password2": "different"},
+    )
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Enter a valid email address." in page
+    assert "The two password fields" in page
+    assert not User.objects.filter(username="ada").exists()
+
+
+def test_an_email_can_hold_one_account(client, learner):
+    response = client.post(
+        reverse("accounts:signup"),
+        {"username": "twin", "email": learner.email.upper(), "password1": "a-Long-passphrase-9", "password2": "a-Long-passphrase-9"},
+    )
+    assert "already exists" in response.content.decode()
+
+
+def test_log_in_and_out(client, learner):
+    response = client.post(reverse("login"), {"username": learner.username, "password": PASSWORD}, follow=True)
+    assert f"Signed in as <strong>{learner.username}</strong>" in response.content.decode()
+    response = client.post(reverse("logout"), follow=True)
+    assert "You are logged out" in response.content.decode()
+    assert "Signed in as" not in response.content.decode()
+
+
+def test_a_wrong_password_is_refused_with_a_message(client, learner):
+    response = client.post(reverse("login"), {"username": learner.username, "password": "nope"})
+    assert "Please enter a correct username and password" in response.content.decode()
+
+
+def test_password_reset_mails_a_link_that_sets_a_new_password(client, learner, mailoutbox):
+    client.post(reverse("password_reset"), {"email": learner.email})
+    assert len(mailoutbox) == 1
+    link = re.search(r"https?://[^/]+(/accounts/reset/\S+)", mailoutbox[0].body).group(1)
+    form_url = client.get(link, follow=True).redirect_chain[-1][0]
+    response = client.post(form_url, {"new_password1": "brand-New-phrase-42", "new_password2": "brand-New-phrase-42"}, follow=True)
+    assert "Your new password is set" in response.content.decode()
+    assert client.login(username=learner.username, password="brand-New-phrase-42")
+
+
+def test_password_change(client, learner):
+    client.force_login(learner)
+    response = client.post(
+        reverse("password_change"),
+        {"old_password": PASSWORD, "new_password1": "brand-New-phrase-42", "new_password2": "brand-New-phrase-42"},
+        follow=True,
+    )
+    assert "Your password was changed" in response.content.decode()
+
+
+def test_the_profile_saves_time_zone_and_shortcuts(learner_client, learner):
+    response = learner_client.post(reverse("accounts:profile"), {"time_zone": "Europe/Paris"}, follow=True)
+    assert "Profile saved." in response.content.decode()
+    profile = Profile.objects.get(user=learner)
+    assert profile.time_zone == "Europe/Paris"
+    assert profile.shortcuts_enabled is False
+
+
+def test_an_unknown_time_zone_is_refused_and_changes_nothing(learner_client, learner):
+    response = learner_client.post(reverse("accounts:profile"), {"time_zone": "Mars/Olympus", "shortcuts_enabled": "on"})
+    assert "Select a valid choice" in response.content.decode()
+    assert Profile.objects.get(user=learner).time_zone == "UTC"
+
+
+def test_the_profile_needs_a_login(client):
+    response = client.get(reverse("accounts:profile"))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))

@@ -1,0 +1,50 @@
+"""Personas and shared fixtures: a learner, another learner, an instructor; the NCA-GENM bank."""
+import pytest
+from django.contrib.auth.models import Group, User
+from django.core.management import call_command
+
+from exams.management.commands.load_bank import bank_fixture_paths
+from tests.factories import UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def learner(db) -> User:
+    return UserFactory(username="learner")
+
+
+@pytest.fixture
+def other_learner(db) -> User:
+    return UserFactory(username="other")
+
+
+@pytest.fixture
+def instructor(db) -> User:
+    user = UserFactory(username="teacher", is_staff=True)
+    user.groups.add(Group.objects.get(name="Instructors"))
+    return user
+
+
+@pytest.fixture
+def learner_client(client, learner):
+    client.force_login(learner)
+    return client
+
+
+@pytest.fixture
+def instructor_client(client, instructor):
+    client.force_login(instructor)
+    return client
+
+
+@pytest.fixture
+def nca_genm(db):
+    """The shipped NCA-GENM bank, loaded the way make run loads it."""
+    call_command("loaddata", *[str(path) for path in bank_fixture_paths()], verbosity=0)
+    from exams.models import Exam
+
+    return Exam.objects.get(code="NCA-GENM")

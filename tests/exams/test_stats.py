@@ -1,0 +1,249 @@
+"""Tests for item statistics: facility, discrimination, point-biserial and mis-key flags."""
+
+import math
+import statistics
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from exams.stats import ItemObservation, ItemStatistics, item_statistics
+
+CHOICES = [1, 2, 3, 4]
+KEY = frozenset({1})
+
+
+def observe(attempt_id: int, attempt_right: int, right: bool, *selected: int) -> ItemObservation:
+    return ItemObservation(
+        attempt_id=attempt_id, attempt_right=attempt_right, right=right, selected=frozenset(selected)
+    )
+
+
+# --- hand-computed example ----------------------------------------------------------
+
+TEN_ATTEMPTS = [
+    observe(1, 9, True, 1),
+    observe(2, 8, True, 1),
+    observe(3, 8, False, 2),
+    observe(4, 7, True, 1),
+    observe(5, 6, False, 3),
+    observe(6, 5, True, 1),
+    observe(7, 5, False, 2),
+    observe(8, 4, False),  # unanswered: wrong, no choice counted
+    observe(9, 3, False, 2),
+    observe(10, 2, False, 4),
+]
+
+
+def test_hand_example() -> None:
+    # g = ceil(2.7) = 3; upper = attempts 1, 2, 3 (2 right); lower = 8, 9, 10 (none right).
+    # Rest-scores 8,7,8,6,6,4,5,4,3,2 against 1,1,0,1,0,1,0,0,0,0:
+    # r = (10·25 − 4·53) / √((10·4 − 4²)(10·319 − 53²)) = 38 / √(24·381) ≈ 0.397389.
+    result = item_statistics(observations=TEN_ATTEMPTS, key=KEY, all_choices=CHOICES)
+    assert result == ItemStatistics(
+        n=10,
+        facility=0.4,
+        group_size=3,
+        discrimination=pytest.approx(2 / 3),
+        point_biserial=pytest.approx(38 / math.sqrt(24 * 381)),
+        choice_counts={1: 4, 2: 3, 3: 1, 4: 1},
+        upper_counts={1: 2, 2: 1, 3: 0, 4: 0},
+        lower_counts={1: 0, 2: 1, 3: 0, 4: 1},
+        likely_miskeyed=False,  # n < 30
+    )
+    assert result.point_biserial == pytest.approx(0.397389, abs=1e-6)
+
+
+def test_result_does_not_depend_on_observation_order() -> None:
+    forward = item_statistics(observations=TEN_ATTEMPTS, key=KEY, all_choices=CHOICES)
+    backward = item_statistics(observations=TEN_ATTEMPTS[::-1], key=KEY, all_choices=CHOICES)
+    assert forward == backward
+
+
+def test_score_ties_at_the_group_edge_go_by_attempt_id() -> None:
+    # Four attempts score 8; g = 2 for n = 5. Upper: attempts 2 and 3; lower: 5 and 9.
+    observations = [
+        observe(9, 1, False, 4),
+        observe(5, 8, True, 1),
+        observe(3, 8, False, 3),
+        observe(7, 8, True, 1),
+        observe(2, 8, False, 2),
+    ]
+    result = item_statistics(observations=observations, key=KEY, all_choices=CHOICES)
+    assert result.group_size == 2
+    assert result.upper_counts == {1: 0, 2: 1, 3: 1, 4: 0}
+    assert result.lower_counts == {1: 1, 2: 0, 3: 0, 4: 1}
+    assert result.discrimination == pytest.approx(-0.5)
+
+
+@pytest.mark.parametrize(
+    ("n", "group_size"),
+    # 0.27 · 100 is 27.000000000000004 in floats; the group must still be 27.
+    [(1, 1), (2, 1), (3, 1), (4, 2), (10, 3), (37, 10), (100, 27), (200, 54), (300, 81)],
+)
+def test_group_size_is_ceil_of_27_percent(n: int, group_size: int) -> None:
+    observations = [observe(i, i % 7, False) for i in range(n)]
+    assert item_statistics(observations=observations, key=KEY, all_choices=CHOICES).group_size == group_size
+
+
+def test_no_observations() -> None:
+    assert item_statistics(observations=[], key=KEY, all_choices=CHOICES) == ItemStatistics(
+        n=0,
+        facility=None,
+        group_size=0,
+        discrimination=None,
+        point_biserial=None,
+        choice_counts={1: 0, 2: 0, 3: 0, 4: 0},
+        upper_counts={1: 0, 2: 0, 3: 0, 4: 0},
+        lower_counts={1: 0, 2: 0, 3: 0, 4: 0},
+        likely_miskeyed=False,
+    )
+
+
+def test_single_observation_is_both_groups() -> None:
+    result = item_statistics(observations=[observe(1, 5, True, 1)], key=KEY, all_choices=CHOICES)
+    assert (result.facility, result.group_size, result.discrimination) == (1.0, 1, 0.0)
+    assert result.point_biserial is None
+
+
+@pytest.mark.parametrize(
+    "observations",
+    [
+        [observe(1, 5, True, 1), observe(2, 3, True, 1)],  # everyone right
+        [observe(1, 5, True, 1), observe(2, 4, False, 2)],  # equal rest-scores (4 and 4)
+    ],
+)
+def test_point_biserial_undefined_without_variance(observations: list[ItemObservation]) -> None:
+    assert item_statistics(observations=observations, key=KEY, all_choices=CHOICES).point_biserial is None
+
+
+def test_choice_outside_all_choices_is_still_counted() -> None:
+    result = item_statistics(observations=[observe(1, 5, False, 9)], key=KEY, all_choices=CHOICES)
+    assert result.choice_counts == {1: 0, 2: 0, 3: 0, 4: 0, 9: 1}
+
+
+def test_refuses_duplicate_attempts_and_empty_key() -> None:
+    with pytest.raises(ValueError):
+        item_statistics(observations=[observe(1, 5, True, 1)] * 2, key=KEY, all_choices=CHOICES)
+    with pytest.raises(ValueError):
+        item_statistics(observations=[], key=frozenset(), all_choices=CHOICES)
+
+
+# --- likely mis-keyed: hand-built cases ---------------------------------------------
+
+
+def test_negative_discrimination_is_flagged_from_30_attempts() -> None:
+    # The strongest third leave the item blank (wrong); the weakest answer the key.
+    def attempts(n: int) -> list[ItemObservation]:
+        return [
+            observe(i, 100 - i, False) if i < n // 2 else observe(i, 100 - i, True, 1)
+            for i in range(n)
+        ]
+
+    flagged = item_statistics(observations=attempts(30), key=KEY, all_choices=CHOICES)
+    assert flagged.discrimination is not None and flagged.discrimination < 0
+    assert flagged.upper_counts[1] == 0 and flagged.upper_counts[2] == 0
+    assert flagged.likely_miskeyed
+    assert not item_statistics(observations=attempts(29), key=KEY, all_choices=CHOICES).likely_miskeyed
+
+
+def test_distractor_beating_the_least_chosen_key_choice_is_flagged() -> None:
+    # Key {1, 2}; n = 30, g = 9. Upper: 3 pick the key, 6 pick {1, 3}; lower: all wrong.
+    # D = 3/9 > 0, but distractor 3 (6) beats key choice 2 (3) in the upper group.
+    key = frozenset({1, 2})
+    observations = [observe(i, 50 - i, True, 1, 2) for i in range(3)]
+    observations += [observe(i, 50 - i, False, 1, 3) for i in range(3, 9)]
+    observations += [observe(i, 20 - i % 10, False, 4) for i in range(9, 30)]
+    result = item_statistics(observations=observations, key=key, all_choices=CHOICES)
+    assert result.group_size == 9
+    assert result.upper_counts == {1: 9, 2: 3, 3: 6, 4: 0}
+    assert result.discrimination == pytest.approx(3 / 9)
+    assert result.likely_miskeyed
+
+
+# --- properties ---------------------------------------------------------------------
+
+observation_lists = st.lists(
+    st.tuples(
+        st.integers(min_value=0, max_value=40),
+        st.booleans(),
+        st.frozensets(st.sampled_from(CHOICES), max_size=2),
+    ),
+    max_size=60,
+).map(
+    lambda rows: [
+        ItemObservation(attempt_id=i, attempt_right=rest + right, right=right, selected=selected)
+        for i, (rest, right, selected) in enumerate(rows)
+    ]
+)
+
+
+@settings(max_examples=200)
+@given(observations=observation_lists)
+def test_point_biserial_equals_a_direct_pearson_correlation(
+    observations: list[ItemObservation],
+) -> None:
+    result = item_statistics(observations=observations, key=KEY, all_choices=CHOICES)
+    xs = [float(o.right) for o in observations]
+    rest = [float(o.attempt_right - o.right) for o in observations]
+    try:
+        expected = statistics.correlation(xs, rest)
+    except statistics.StatisticsError:
+        assert result.point_biserial is None
+    else:
+        assert result.point_biserial == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=200)
+@given(observations=observation_lists)
+def test_counts_and_shares_are_consistent(observations: list[ItemObservation]) -> None:
+    result = item_statistics(observations=observations, key=KEY, all_choices=CHOICES)
+    n = len(observations)
+    assert result.n == n
+    assert result.group_size == math.ceil(n * 27 / 100)
+    assert set(CHOICES) <= set(result.choice_counts)
+    assert sum(result.choice_counts.values()) == sum(len(o.selected) for o in observations)
+    assert sum(result.upper_counts.values()) <= sum(result.choice_counts.values())
+    if n:
+        assert result.facility == sum(o.right for o in observations) / n
+        assert result.discrimination is not None and -1.0 <= result.discrimination <= 1.0
+    if n < 30:
+        assert not result.likely_miskeyed
+
+
+@st.composite
+def cohorts(draw: st.DrawFn) -> tuple[list[int], list[int]]:
+    """Rest-scores for a strong half and a weak half, at least two points apart."""
+    n = draw(st.integers(min_value=30, max_value=80))
+    strong = draw(st.lists(st.integers(min_value=22, max_value=59), min_size=n // 2, max_size=n // 2))
+    weak = draw(st.lists(st.integers(min_value=0, max_value=20), min_size=n - n // 2, max_size=n - n // 2))
+    return strong, weak
+
+
+@settings(max_examples=100)
+@given(cohort=cohorts(), weak_picks=st.data())
+def test_planted_miskeyed_item_is_flagged_and_good_item_is_not(
+    cohort: tuple[list[int], list[int]], weak_picks: st.DataObject
+) -> None:
+    strong, weak = cohort
+    # The published key is 1, but the strongest learners know the answer is really 2.
+    truth, published = 2, 1
+    picks = [weak_picks.draw(st.sampled_from(CHOICES)) for _ in weak]
+
+    def build(strong_pick: int) -> list[ItemObservation]:
+        rows = [(rest, strong_pick) for rest in strong] + list(zip(weak, picks, strict=True))
+        return [
+            observe(i, rest + (pick == published), pick == published, pick)
+            for i, (rest, pick) in enumerate(rows)
+        ]
+
+    miskeyed = item_statistics(
+        observations=build(strong_pick=truth), key=frozenset({published}), all_choices=CHOICES
+    )
+    assert miskeyed.likely_miskeyed
+
+    good = item_statistics(
+        observations=build(strong_pick=published), key=frozenset({published}), all_choices=CHOICES
+    )
+    assert not good.likely_miskeyed
+    assert good.discrimination is not None and good.discrimination >= 0
