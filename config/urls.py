@@ -1,8 +1,13 @@
 """Top-level URL routes (/healthz is answered by config.health's middleware)."""
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.utils.functional import lazy
+from django.views.generic import RedirectView
 
 urlpatterns = [
+    # Browsers ask for /favicon.ico on pages without an icon link (the admin's).
+    path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("accounts/", include("accounts.urls")),

@@ -106,7 +106,9 @@ def draw(
     return slots
 
 
-def shuffle_choices(*, choice_ids: Sequence[int], keep_order: bool, rng: random.Random) -> list[int]:
+def shuffle_choices(
+    *, choice_ids: Sequence[int], keep_order: bool, rng: random.Random
+) -> list[int]:
     """The order an attempt shows a question's choices in."""
     shown = list(choice_ids)
     # keep_order exists for choices like "All of the above" whose meaning depends on place.

@@ -1,9 +1,10 @@
 """Personas and shared fixtures: a learner, another learner, an instructor; the NCA-GENM bank."""
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from exams.management.commands.load_bank import bank_fixture_paths
+from exams.roles import instructors_group
 from tests.factories import UserFactory
 
 
@@ -25,7 +26,7 @@ def other_learner(db) -> User:
 @pytest.fixture
 def instructor(db) -> User:
     user = UserFactory(username="teacher", is_staff=True)
-    user.groups.add(Group.objects.get(name="Instructors"))
+    user.groups.add(instructors_group())
     return user
 
 

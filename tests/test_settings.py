@@ -19,7 +19,8 @@ PRODUCTION = {
 
 
 def run_manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    clean = {key: value for key, value in os.environ.items() if key not in PRODUCTION and not key.startswith(("SECURE_", "EMAIL_"))}
+    ours = ("SECURE_", "EMAIL_", "SESSION_", "CSRF_", "DATABASE_", "DJANGO_ALLOW", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS")
+    clean = {key: value for key, value in os.environ.items() if not key.startswith(ours)}
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env},
         capture_output=True, text=True, timeout=120,

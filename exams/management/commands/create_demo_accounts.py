@@ -1,9 +1,10 @@
 """Demo accounts for a local copy (make run); never used by the container deployment."""
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from accounts.models import Profile
+from exams.roles import instructors_group
 
 DEMO_PASSWORD = "certprep-demo"
 LEARNER = "learner"
@@ -17,7 +18,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         learner = self._user(LEARNER, "learner@example.com", staff=False)
         instructor = self._user(INSTRUCTOR, "instructor@example.com", staff=True)
-        instructor.groups.add(Group.objects.get(name="Instructors"))
+        instructor.groups.add(instructors_group())
         for user in (learner, instructor):
             Profile.objects.for_user(user)
         self.stdout.write(self.style.SUCCESS("Demo accounts (local use only):"))
