@@ -120,9 +120,9 @@ class Question(models.Model):
             question=self, attempt__status__in=Attempt.FINISHED_STATUSES
         ).exists()
 
-    def content(self, choices=None) -> dict:
+    def content(self) -> dict:
         """What a learner sees of this question: the part a version freezes."""
-        choices = self.choices.all() if choices is None else choices
+        choices = self.choices.all()
         return {
             "title": self.title,
             "stem": self.stem,
@@ -133,30 +133,54 @@ class Question(models.Model):
             },
         }
 
-    @transaction.atomic
-    def current_version(self, choices=None) -> "QuestionVersion":
-        """The version new attempts get, creating one when the text changed since.
-
-        A version already shown in an attempt is frozen: a text edit after that makes a
-        new version, so old attempts keep what they showed. An unused version is updated
-        in place, so drafts do not pile up versions.
-        """
-        content = self.content(choices)
-        digest = content_digest(content)
-        latest = self.versions.select_for_update().order_by("-number").first()
-        if latest is not None and latest.digest == digest:
-            return latest
-        if latest is not None and not latest.responses.exists():
-            latest.content, latest.digest = content, digest
-            latest.save(update_fields=["content", "digest"])
-            return latest
-        return QuestionVersion.objects.create(
-            question=self, number=(latest.number + 1 if latest else 1), content=content, digest=digest
-        )
+    def current_version(self) -> "QuestionVersion":
+        """The version new attempts get (see QuestionVersion.objects.current_for)."""
+        return QuestionVersion.objects.current_for([self])[self.pk]
 
 
 def content_digest(content: dict) -> str:
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+class QuestionVersionManager(models.Manager):
+    @transaction.atomic
+    def current_for(self, questions) -> dict[int, "QuestionVersion"]:
+        """The version new attempts get of each question, made when the text changed.
+
+        A version already shown in an attempt is frozen: a text edit after that makes a
+        new version, so old attempts keep what they showed. An unused version is updated
+        in place, so drafts do not pile up versions. A fixed number of queries however
+        many questions; prefetch `choices` on the questions to save one per question.
+        """
+        questions = list(questions)
+        latest: dict[int, QuestionVersion] = {}
+        for version in self.select_for_update().filter(question__in=questions).order_by("question_id", "number"):
+            latest[version.question_id] = version
+        used = set(
+            Response.objects.filter(version__in=latest.values()).values_list("version_id", flat=True).distinct()
+        )
+        current, to_create, to_update = {}, [], []
+        for question in questions:
+            content = question.content()
+            digest = content_digest(content)
+            version = latest.get(question.pk)
+            if version is not None and version.digest == digest:
+                current[question.pk] = version
+            elif version is not None and version.pk not in used:
+                version.content, version.digest = content, digest
+                to_update.append(version)
+                current[question.pk] = version
+            else:
+                new = QuestionVersion(
+                    question=question, number=version.number + 1 if version else 1, content=content, digest=digest
+                )
+                to_create.append(new)
+                current[question.pk] = new
+        if to_update:
+            self.bulk_update(to_update, ["content", "digest"])
+        if to_create:
+            self.bulk_create(to_create)
+        return current
 
 
 class QuestionVersion(models.Model):
@@ -167,6 +191,8 @@ class QuestionVersion(models.Model):
     content = models.JSONField()
     digest = models.CharField(max_length=64)
     created_at = models.DateTimeField(db_default=Now())
+
+    objects = QuestionVersionManager()
 
     class Meta:
         ordering = ["question", "number"]
@@ -299,6 +325,13 @@ class AttemptStatus(models.TextChoices):
 
 
 class AttemptQuerySet(models.QuerySet):
+    def with_clock(self):
+        """Each attempt with the database's clock, which every web server agrees on."""
+        return self.annotate(db_now=Now())
+
+    def past_grace(self):
+        return self.filter(status=AttemptStatus.IN_PROGRESS, deadline__lt=Now() - Attempt.GRACE)
+
     def finished(self):
         return self.filter(status__in=Attempt.FINISHED_STATUSES)
 
@@ -363,6 +396,62 @@ class Attempt(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in self.FINISHED_STATUSES
+
+    @property
+    def is_timed(self) -> bool:
+        return self.deadline is not None
+
+    def seconds_left(self) -> float | None:
+        """Seconds to the deadline by the database clock (needs `with_clock()`)."""
+        if self.deadline is None:
+            return None
+        return max(0.0, (self.deadline - self.db_now).total_seconds())
+
+    def is_past_grace(self) -> bool:
+        """True once saves are refused: the deadline plus the grace has passed (database clock)."""
+        return self.deadline is not None and self.db_now > self.deadline + self.GRACE
+
+    @property
+    def time_used(self) -> timedelta | None:
+        if self.finished_at is None:
+            return None
+        return self.finished_at - self.started_at
+
+    def record_answer(self, *, response: "Response", choice_ids: list[int]) -> bool:
+        """Store the choices picked for one slot (the caller holds the attempt's row lock).
+
+        Returns whether anything changed; saving the same answer again is a no-op.
+        """
+        current = set(response.picks.values_list("choice_id", flat=True))
+        if current == set(choice_ids):
+            return False
+        response.picks.all().delete()
+        ResponseChoice.objects.bulk_create(ResponseChoice(response=response, choice_id=pk) for pk in choice_ids)
+        response.answered_at = Now() if choice_ids else None
+        response.save(update_fields=["answered_at"])
+        return True
+
+    def finish(self, *, expired: bool) -> bool:
+        """Grade and close the attempt once; the caller holds its row lock.
+
+        Returns False when it was already finished (a second submit, another tab).
+        """
+        from exams.services import grade_responses
+
+        if self.is_finished:
+            return False
+        grade = grade_responses(attempt=self)
+        self.status = AttemptStatus.EXPIRED if expired else AttemptStatus.SUBMITTED
+        # An expired attempt ends at its deadline, whenever the server noticed.
+        self.finished_at = self.deadline if expired and self.deadline else Now()
+        self.right_count, self.total_count = grade.right, grade.total
+        self.score = self.published_score = grade.score
+        self.passed = grade.passed
+        self.save(update_fields=[
+            "status", "finished_at", "right_count", "total_count", "score", "published_score", "passed",
+        ])
+        self.refresh_from_db(fields=["finished_at"])
+        return True
 
 
 class Response(models.Model):

@@ -1,9 +1,24 @@
-"""Learner pages: the catalogue and each exam's page."""
+"""Learner pages: the catalogue, an exam's start page, the timed mock and its results."""
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.db.models import Count, Max, OuterRef, Prefetch, Q, Subquery
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect, push_url, reswap, retarget, trigger_client_event
 
-from exams.models import Attempt, AttemptMode, Domain, Exam
+from accounts.models import Profile
+from exams import services
+from exams.access import owned_attempt
+from exams.forms import LETTERS, AnswerForm
+from exams.models import Attempt, AttemptMode, Domain, Erratum, ErratumStatus, Exam, Response
+
+TIME_UP = (
+    "Time is up: this attempt has ended and was graded with the answers saved before the deadline."
+)
 
 
 def _published_exams(user):
@@ -31,9 +46,379 @@ def _published_exams(user):
 
 
 def catalogue(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        services.finalize_expired(user=request.user)
     return render(request, "exams/catalogue.html", {"exams": _published_exams(request.user)})
 
 
 def exam_detail(request: HttpRequest, code: str) -> HttpResponse:
+    """The start page: the rules, stated before the clock starts."""
     exam = get_object_or_404(_published_exams(request.user), code=code)
-    return render(request, "exams/exam_detail.html", {"exam": exam})
+    running, factor = None, None
+    if request.user.is_authenticated:
+        services.finalize_expired(user=request.user)
+        running = (
+            Attempt.objects.in_progress().with_clock()
+            .filter(user=request.user, exam=exam, mode=AttemptMode.MOCK).first()
+        )
+        factor = Profile.objects.for_user(request.user).accommodation_factor
+    minutes = exam.time_limit_minutes * (factor or 1)
+    return render(
+        request,
+        "exams/exam_detail.html",
+        {"exam": exam, "running": running, "minutes": minutes, "extra_time": factor and factor != 1},
+    )
+
+
+@login_required
+@require_POST
+def start_mock(request: HttpRequest, code: str) -> HttpResponse:
+    exam = get_object_or_404(Exam, code=code, is_published=True)
+    services.finalize_expired(user=request.user)
+    try:
+        started = services.attempt_start(user=request.user, exam=exam, mode=AttemptMode.MOCK)
+    except services.StartRefused as refused:
+        messages.error(request, str(refused))
+        return redirect("exams:exam", code=exam.code)
+    if not started.created:
+        messages.info(request, "You already have a mock of this exam in progress: here it is, with its clock still running.")
+    return redirect("exams:question", attempt_id=started.attempt.pk, position=started.attempt.last_position)
+
+
+@login_required
+def attempt_resume(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    attempt = owned_attempt(request.user, attempt_id)
+    if attempt.is_finished:
+        return redirect("exams:results", attempt_id=attempt.pk)
+    return redirect("exams:question", attempt_id=attempt.pk, position=attempt.last_position)
+
+
+def _navigator(attempt: Attempt) -> list[dict]:
+    rows = (
+        attempt.responses.annotate(picked=Count("picks"))
+        .values("position", "answered_at", "flagged", "picked", "question__choose")
+        .order_by("position")
+    )
+    return [
+        {
+            "position": row["position"],
+            "answered": row["answered_at"] is not None,
+            "incomplete": 0 < row["picked"] < row["question__choose"],
+            "flagged": row["flagged"],
+        }
+        for row in rows
+    ]
+
+
+def _slot(attempt: Attempt, position: int) -> Response | None:
+    return (
+        attempt.responses.select_related("version", "question")
+        .prefetch_related("picks")
+        .filter(position=position)
+        .first()
+    )
+
+
+def _options(response: Response) -> list[dict]:
+    picked = {pick.choice_id for pick in response.picks.all()}
+    return [
+        {
+            "position": index,
+            "letter": LETTERS[index - 1],
+            "text": response.version.choice_text(choice_id),
+            "selected": choice_id in picked,
+        }
+        for index, choice_id in enumerate(response.choice_order, start=1)
+    ]
+
+
+def _question_context(request, attempt: Attempt, response: Response, navigator: list[dict]) -> dict:
+    options = _options(response)
+    item = next(slot for slot in navigator if slot["position"] == response.position)
+    return {
+        "attempt": attempt,
+        "exam": attempt.exam,
+        "response": response,
+        "question": response.question,
+        "options": options,
+        "picked_count": sum(option["selected"] for option in options),
+        "navigator": navigator,
+        "item": item,
+        "slot_count": len(navigator),
+        "seconds_left": attempt.seconds_left(),
+        "shortcuts": Profile.objects.for_user(request.user).shortcuts_enabled,
+    }
+
+
+def _time_up(request: HttpRequest, attempt: Attempt) -> HttpResponse:
+    """A save or page after the deadline and grace: end the attempt and say so."""
+    if not attempt.is_finished:
+        attempt.finish(expired=True)
+    results = reverse("exams:results", args=[attempt.pk])
+    if request.method == "POST":
+        response = HttpResponse(TIME_UP, status=409, content_type="text/plain; charset=utf-8")
+        response["X-Results-Url"] = results
+        return response
+    messages.warning(request, TIME_UP)
+    return redirect(results)
+
+
+def _go_target(go, position: int, slot_count: int) -> int:
+    """The slot to show after a save: the one asked for, or this one."""
+    if go == "prev":
+        return max(1, position - 1)
+    if go == "next":
+        return min(slot_count, position + 1)
+    return go if isinstance(go, int) else position
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def question(request: HttpRequest, attempt_id: int, position: int) -> HttpResponse:
+    """One slot of an attempt: show it (GET) or save its answer, flag and go on (POST)."""
+    with transaction.atomic():
+        attempt = owned_attempt(request.user, attempt_id, for_update=request.method == "POST", with_clock=True)
+        if attempt.is_finished:
+            if request.method == "POST":
+                response = HttpResponse("This attempt has ended; answers can no longer change.", status=409)
+                response["X-Results-Url"] = reverse("exams:results", args=[attempt.pk])
+                return response
+            return redirect("exams:results", attempt_id=attempt.pk)
+        if attempt.is_past_grace():
+            return _time_up(request, attempt)
+        response = _slot(attempt, position)
+        if response is None:
+            if request.method == "POST":
+                return HttpResponseBadRequest(f"There is no question {position} in this attempt.")
+            return redirect("exams:question", attempt_id=attempt.pk, position=attempt.last_position)
+
+        if request.method == "GET":
+            if attempt.last_position != position:
+                Attempt.objects.filter(pk=attempt.pk).update(last_position=position)
+            navigator = _navigator(attempt)
+            context = _question_context(request, attempt, response, navigator)
+            template = "exams/attempt.html#attempt-main" if request.htmx else "exams/attempt.html"
+            page = render(request, template, context)
+            return trigger_client_event(page, "clock-sync", {"remaining": attempt.seconds_left()})
+
+        form = AnswerForm(
+            request.POST,
+            choice_count=len(response.choice_order),
+            choose=response.question.choose,
+            slot_count=attempt.responses.count(),
+        )
+        if not form.is_valid():
+            return HttpResponseBadRequest(form.error_text(), content_type="text/plain; charset=utf-8")
+        picks = [response.choice_order[index - 1] for index in form.cleaned_data["choice"]]
+        attempt.record_answer(response=response, choice_ids=picks)
+        flag = form.cleaned_data["flag"]
+        if flag:
+            response.flagged = (not response.flagged) if flag == "toggle" else flag == "on"
+            response.save(update_fields=["flagged"])
+        go = form.cleaned_data["go"]
+        target = _go_target(go, position, form.slot_count)
+        if target != attempt.last_position:
+            Attempt.objects.filter(pk=attempt.pk).update(last_position=target)
+
+    if go == "review":
+        url = reverse("exams:review", args=[attempt.pk])
+        return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+    if not request.htmx:
+        return redirect("exams:question", attempt_id=attempt.pk, position=target)
+
+    navigator = _navigator(attempt)
+    if go is None and not flag:
+        # A choice changed: confirm the save and update this slot in the navigator.
+        item = next(slot for slot in navigator if slot["position"] == position)
+        html = render_to_string("exams/attempt.html#save-status", {"saved": True}, request) + render_to_string(
+            "exams/attempt.html#navigator-item", {"slot": item, "current": position, "oob": True}, request
+        )
+        page = HttpResponse(html)
+    else:
+        shown = _slot(attempt, target)
+        page = render(request, "exams/attempt.html#attempt-main", _question_context(request, attempt, shown, navigator))
+        page = retarget(reswap(page, "outerHTML"), "#attempt-main")
+        if target != position:
+            page = push_url(page, reverse("exams:question", args=[attempt.pk, target]))
+    return trigger_client_event(page, "clock-sync", {"remaining": attempt.seconds_left()})
+
+
+@login_required
+def review(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    with transaction.atomic():
+        attempt = owned_attempt(request.user, attempt_id, with_clock=True)
+        if attempt.is_finished:
+            return redirect("exams:results", attempt_id=attempt.pk)
+        if attempt.is_past_grace():
+            return _time_up(request, attempt)
+    navigator = _navigator(attempt)
+    return render(
+        request,
+        "exams/review.html",
+        {
+            "attempt": attempt,
+            "exam": attempt.exam,
+            "navigator": navigator,
+            "unanswered": [slot for slot in navigator if not slot["answered"]],
+            "incomplete": [slot for slot in navigator if slot["incomplete"]],
+            "flagged": [slot for slot in navigator if slot["flagged"]],
+            "seconds_left": attempt.seconds_left(),
+            "shortcuts": False,
+        },
+    )
+
+
+@login_required
+@require_POST
+def submit(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    """Submit after a confirmation; without JavaScript the confirmation is its own page."""
+    attempt = owned_attempt(request.user, attempt_id)
+    if not attempt.is_finished and request.POST.get("confirmed") != "1":
+        return _confirm_page(request, attempt)
+    services.attempt_submit(user=request.user, attempt_id=attempt.pk)
+    return redirect("exams:results", attempt_id=attempt.pk)
+
+
+def _confirm_page(request: HttpRequest, attempt: Attempt) -> HttpResponse:
+    navigator = _navigator(attempt)
+    return render(
+        request,
+        "exams/submit_confirm.html",
+        {
+            "attempt": attempt,
+            "unanswered": sum(not slot["answered"] for slot in navigator),
+            "flagged": sum(slot["flagged"] for slot in navigator),
+            "slot_count": len(navigator),
+        },
+    )
+
+
+FILTERS = {"all": "All questions", "wrong": "Wrong or unanswered", "flagged": "Flagged"}
+
+
+@login_required
+def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    with transaction.atomic():
+        attempt = owned_attempt(request.user, attempt_id, for_update=True, with_clock=True)
+        if not attempt.is_finished:
+            if not attempt.is_past_grace():
+                messages.info(request, "Results appear once the attempt is submitted.")
+                return redirect("exams:question", attempt_id=attempt.pk, position=attempt.last_position)
+            attempt.finish(expired=True)
+    shown = request.GET.get("show", "all")
+    if shown not in FILTERS:
+        shown = "all"
+
+    previous = (
+        Attempt.objects.finished()
+        .filter(user=request.user, exam=attempt.exam, mode=attempt.mode, finished_at__lte=attempt.finished_at)
+        .exclude(pk=attempt.pk)
+        .order_by("-finished_at", "-pk")
+        .first()
+    )
+    by_attempt = services.domain_results(attempts=[a for a in (attempt, previous) if a])
+    domains = list(attempt.exam.domains.all())
+    table = []
+    for domain in domains:
+        right, total = by_attempt[attempt.pk].get(domain.pk, (0, 0))
+        percent = round(100 * right / total) if total else None
+        before = by_attempt[previous.pk].get(domain.pk) if previous else None
+        before_percent = round(100 * before[0] / before[1]) if before and before[1] else None
+        table.append({
+            "domain": domain,
+            "right": right,
+            "total": total,
+            "percent": percent,
+            "change": percent - before_percent if percent is not None and before_percent is not None else None,
+        })
+
+    responses = (
+        attempt.responses.select_related("version", "question__domain")
+        .prefetch_related("picks", Prefetch("question__choices"))
+        .order_by("position")
+    )
+    if shown == "wrong":
+        responses = responses.exclude(is_correct=True)
+    elif shown == "flagged":
+        responses = responses.filter(flagged=True)
+    errata = {
+        erratum.question_id: erratum
+        for erratum in Erratum.objects.filter(
+            question__responses__attempt=attempt, status=ErratumStatus.CONFIRMED
+        ).prefetch_related("published_key").order_by("decided_at", "pk")
+    }
+    items = [_result_item(response, errata.get(response.question_id)) for response in responses]
+    return render(
+        request,
+        "exams/results.html",
+        {
+            "attempt": attempt,
+            "exam": attempt.exam,
+            "table": table,
+            "chart": _chart(table, attempt.exam.passing_score),
+            "previous": previous,
+            "items": items,
+            "shown": shown,
+            "filters": FILTERS,
+        },
+    )
+
+
+def _result_item(response: Response, erratum: Erratum | None) -> dict:
+    choices = {choice.pk: choice for choice in response.question.choices.all()}
+    picked = {pick.choice_id for pick in response.picks.all()}
+    letter = {choice_id: LETTERS[index] for index, choice_id in enumerate(response.choice_order)}
+    options = [
+        {
+            "letter": letter[choice_id],
+            "text": response.version.choice_text(choice_id),
+            "feedback": response.version.choice_feedback(choice_id),
+            "is_key": choices[choice_id].is_correct if choice_id in choices else False,
+            "picked": choice_id in picked,
+        }
+        for choice_id in response.choice_order
+    ]
+    notice = None
+    if erratum is not None:
+        published = [choice.pk for choice in erratum.published_key.all()]
+        notice = {
+            "erratum": erratum,
+            "published": [
+                {"letter": letter.get(pk, "?"), "text": response.version.choice_text(pk)} for pk in published
+            ],
+            "corrected": [option for option in options if option["is_key"]],
+        }
+    return {
+        "response": response,
+        "options": options,
+        "answer_letters": [option["letter"] for option in options if option["picked"]],
+        "key_letters": [option["letter"] for option in options if option["is_key"]],
+        "notice": notice,
+    }
+
+
+def _chart(table: list[dict], passing_score: int) -> dict:
+    """Geometry of the per-domain bar chart, drawn server-side as SVG."""
+    label_width, bar_width, row_height = 250, 300, 28
+    rows = []
+    for index, row in enumerate(table):
+        percent = row["percent"] or 0
+        rows.append({
+            "y": 10 + index * row_height,
+            "text_y": 10 + index * row_height + 17,
+            "width": round(bar_width * percent / 100, 1),
+            "label": row["domain"].name,
+            "percent": row["percent"],
+            "passed": percent >= passing_score,
+            "value_x": label_width + round(bar_width * percent / 100, 1) + 6,
+        })
+    height = 20 + len(table) * row_height
+    return {
+        "rows": rows,
+        "label_width": label_width,
+        "bar_width": bar_width,
+        "width": label_width + bar_width + 50,
+        "height": height,
+        "pass_x": label_width + bar_width * passing_score / 100,
+        "passing_score": passing_score,
+    }
