@@ -33,7 +33,13 @@ check-chromium:
 	@command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || { \
 	  echo "make test needs Chromium for the browser tests: apt-get install -y chromium" >&2; exit 1; }
 
-test: venv check-chromium
+# axe-core for the accessibility scans in the browser tests (npm registry; nothing ships).
+node_modules/.installed: package.json package-lock.json
+	@command -v npm >/dev/null || { echo "make test needs npm (Node.js) for axe-core: apt-get install -y npm" >&2; exit 1; }
+	npm ci --no-audit --no-fund --silent
+	@touch $@
+
+test: venv check-chromium node_modules/.installed
 	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(TEST_ENV) $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -q
 
@@ -49,4 +55,4 @@ conformance: venv
 	$(PY) tools/moodle_conformance.py
 
 clean:
-	rm -rf $(VENV) staticfiles db.sqlite3*
+	rm -rf $(VENV) node_modules staticfiles db.sqlite3*

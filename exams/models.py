@@ -422,7 +422,7 @@ class Attempt(models.Model):
 
         Returns whether anything changed; saving the same answer again is a no-op.
         """
-        current = set(response.picks.values_list("choice_id", flat=True))
+        current = {pick.choice_id for pick in response.picks.all()}
         if current == set(choice_ids):
             return False
         response.picks.all().delete()

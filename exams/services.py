@@ -158,8 +158,12 @@ def grade_responses(*, attempt: Attempt) -> grading.AttemptGrade:
     return grade
 
 
-def attempt_submit(*, user, attempt_id: int) -> Attempt:
-    """End the learner's attempt; a submit after the deadline records it as expired.
+# The page's countdown may reach zero a moment before the server's clock does.
+CLOCK_TOLERANCE = timedelta(seconds=5)
+
+
+def attempt_submit(*, user, attempt_id: int, timed_out: bool = False) -> Attempt:
+    """End the learner's attempt; a submit at or after the deadline records it as expired.
 
     Idempotent: a second submit (double click, another tab) waits for the row lock and
     finds the attempt already graded.
@@ -169,7 +173,11 @@ def attempt_submit(*, user, attempt_id: int) -> Attempt:
     with transaction.atomic():
         attempt = owned_attempt(user, attempt_id, for_update=True, with_clock=True)
         if not attempt.is_finished:
-            attempt.finish(expired=attempt.deadline is not None and attempt.db_now >= attempt.deadline)
+            deadline = attempt.deadline
+            expired = deadline is not None and (
+                attempt.db_now >= deadline or (timed_out and attempt.db_now >= deadline - CLOCK_TOLERANCE)
+            )
+            attempt.finish(expired=expired)
     return attempt
 
 

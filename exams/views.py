@@ -275,7 +275,9 @@ def submit(request: HttpRequest, attempt_id: int) -> HttpResponse:
     attempt = owned_attempt(request.user, attempt_id)
     if not attempt.is_finished and request.POST.get("confirmed") != "1":
         return _confirm_page(request, attempt)
-    services.attempt_submit(user=request.user, attempt_id=attempt.pk)
+    services.attempt_submit(
+        user=request.user, attempt_id=attempt.pk, timed_out=request.POST.get("reason") == "timeout"
+    )
     return redirect("exams:results", attempt_id=attempt.pk)
 
 

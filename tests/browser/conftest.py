@@ -4,6 +4,8 @@ Every page visited is watched for Content Security Policy violations and page er
 any one fails the test.
 """
 import pytest
+from django.conf import settings
+from django.test import Client
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -83,3 +85,35 @@ def log_in(page, live_server, username: str, password: str) -> None:
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
     page.get_by_text(f"Signed in as {username}").wait_for()
+
+
+def log_in_as(page, live_server, user) -> None:
+    """Give the browser a logged-in session without going through the login form."""
+    client = Client()
+    client.force_login(user)
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_server.url}])
+
+
+AXE_SOURCE = settings.BASE_DIR / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def assert_accessible(page) -> None:
+    """axe-core finds no serious or critical WCAG violation on the page as it stands."""
+    assert AXE_SOURCE.is_file(), "axe-core is missing: run `npm ci` (make test does)"
+    # Evaluated through the DevTools protocol, so the page's CSP does not apply to it.
+    page.evaluate(AXE_SOURCE.read_text())
+    violations = page.evaluate(
+        """async () => {
+            const result = await axe.run(document, {
+                runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']},
+                resultTypes: ['violations'],
+            });
+            return result.violations.map(v => ({
+                id: v.id, impact: v.impact, help: v.help,
+                nodes: v.nodes.slice(0, 3).map(n => n.target.join(' ')),
+            }));
+        }"""
+    )
+    serious = [v for v in violations if v["impact"] in ("serious", "critical")]
+    assert serious == [], f"accessibility violations on {page.url}: {serious}"
