@@ -265,6 +265,10 @@ class Erratum(models.Model):
     policy = models.CharField(max_length=16, choices=ErratumPolicy.choices, blank=True)
     reported_at = models.DateTimeField(default=timezone.now)
     decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    decision_note = models.TextField(blank=True, help_text="Why it was rejected (for instructors).")
 
     class Meta:
         verbose_name_plural = "errata"
@@ -488,3 +492,58 @@ class ResponseChoice(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["response", "choice"], name="pick_unique_choice"),
         ]
+
+
+class RegradeEvent(models.Model):
+    """One confirmation's effect on past attempts, kept for the record and for learners' notices."""
+
+    erratum = models.ForeignKey(Erratum, on_delete=models.PROTECT, related_name="regrades")
+    policy = models.CharField(max_length=16, choices=ErratumPolicy.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    attempts_touched = models.PositiveIntegerField(default=0)
+    scores_changed = models.PositiveIntegerField(default=0)
+    pass_flips = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Regrade for {self.erratum.question} ({self.get_policy_display()})"
+
+
+class RegradeChange(models.Model):
+    """An attempt whose score a regrade changed: its score before and after."""
+
+    event = models.ForeignKey(RegradeEvent, on_delete=models.CASCADE, related_name="changes")
+    attempt = models.ForeignKey(Attempt, on_delete=models.CASCADE, related_name="regrade_changes")
+    old_score = models.DecimalField(max_digits=5, decimal_places=2)
+    new_score = models.DecimalField(max_digits=5, decimal_places=2)
+    old_passed = models.BooleanField()
+    new_passed = models.BooleanField()
+
+    class Meta:
+        ordering = ["event", "attempt"]
+        constraints = [models.UniqueConstraint(fields=["event", "attempt"], name="regrade_change_once")]
+        indexes = [models.Index(fields=["attempt", "event"], name="regrade_change_attempt")]
+
+
+class ReviewItem(models.Model):
+    """A question in a learner's review schedule (Leitner boxes 1–5; see exams.schedule)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_items")
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="review_items")
+    box = models.PositiveSmallIntegerField(validators=[MinValueValidator(1), MaxValueValidator(5)])
+    due_on = models.DateField()
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["due_on", "box", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "question"], name="review_item_once"),
+            models.CheckConstraint(condition=Q(box__gte=1, box__lte=5), name="review_item_box_range"),
+        ]
+        indexes = [models.Index(fields=["user", "due_on"], name="review_item_due")]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.question} (box {self.box}, due {self.due_on})"
