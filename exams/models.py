@@ -469,6 +469,9 @@ class Response(models.Model):
     selected = models.ManyToManyField(Choice, through="ResponseChoice", related_name="+", blank=True)
     flagged = models.BooleanField(default=False)
     answered_at = models.DateTimeField(null=True, blank=True)
+    checked_at = models.DateTimeField(
+        null=True, blank=True, help_text="Practice: when the learner checked this answer; it is locked from then on."
+    )
     is_correct = models.BooleanField(null=True, blank=True, help_text="Set by grading; empty for a void item.")
 
     class Meta:
