@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils.html import format_html
 
+from exams.admin_imports import QuestionImportExportMixin
 from exams.models import (
     Attempt,
     Choice,
@@ -163,7 +164,7 @@ class QuestionAdminForm(forms.ModelForm):
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
     form = QuestionAdminForm
     list_display = ("title", "exam", "domain", "kind", "is_active", "open_errata", "times_used", "updated_at")
     list_filter = ("exam", "domain", "kind", "is_active", OpenErratumFilter)

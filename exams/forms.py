@@ -12,9 +12,11 @@ class AnswerForm(forms.Form):
     choice = forms.TypedMultipleChoiceField(coerce=int, required=False)
     go = forms.CharField(required=False, max_length=8)
     flag = forms.ChoiceField(required=False, choices=[("", ""), ("toggle", "toggle"), ("on", "on"), ("off", "off")])
+    check = forms.BooleanField(required=False)
 
-    def __init__(self, *args, choice_count: int, choose: int, slot_count: int, **kwargs):
+    def __init__(self, *args, choice_count: int, choose: int, slot_count: int, checkable: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        self.checkable = checkable
         self.choose = choose
         self.slot_count = slot_count
         self.fields["choice"].choices = [(str(n), LETTERS[n - 1]) for n in range(1, choice_count + 1)]
@@ -34,6 +36,11 @@ class AnswerForm(forms.Form):
             )
         return sorted(picks)
 
+    def clean_check(self) -> bool:
+        if self.cleaned_data["check"] and not self.checkable:
+            raise forms.ValidationError("Answers in a timed mock are checked when it ends, not one by one.")
+        return self.cleaned_data["check"]
+
     def clean_go(self) -> str | int | None:
         go = self.cleaned_data["go"]
         if go in ("", None):
@@ -43,6 +50,28 @@ class AnswerForm(forms.Form):
         if go.isdigit() and 1 <= int(go) <= self.slot_count:
             return int(go)
         raise forms.ValidationError(f"There is no question {go!r} in this attempt (1–{self.slot_count}).")
+
+    def error_text(self) -> str:
+        return " ".join(message for messages in self.errors.values() for message in messages)
+
+
+class SessionForm(forms.Form):
+    """Which untimed session to start: practice (any domain), a drill (one domain) or a review."""
+
+    mode = forms.ChoiceField(choices=[("practice", "Practice"), ("drill", "Domain drill"), ("review", "Review mistakes")])
+    domain = forms.ModelChoiceField(queryset=None, required=False, empty_label="All domains")
+    count = forms.IntegerField(required=False, min_value=1, max_value=60, initial=10)
+
+    def __init__(self, *args, exam, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["domain"].queryset = exam.domains.all()
+        self.fields["domain"].error_messages["invalid_choice"] = f"That domain is not one of {exam.code}'s."
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("mode") == "drill" and not cleaned.get("domain"):
+            self.add_error("domain", "A drill needs a domain: pick one.")
+        return cleaned
 
     def error_text(self) -> str:
         return " ".join(message for messages in self.errors.values() for message in messages)

@@ -3,24 +3,29 @@ import random
 import secrets
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, DateTimeField, ExpressionWrapper, Prefetch, Q
 from django.db.models.functions import Now
+from django.utils import timezone
 
 from accounts.models import Profile
-from exams import grading, sampling
+from exams import grading, sampling, schedule
 from exams.models import (
     Attempt,
     AttemptMode,
     Choice,
+    Dispute,
+    Domain,
     Erratum,
+    ErratumSource,
     ErratumStatus,
     Exam,
     Question,
     QuestionVersion,
     Response,
+    ReviewItem,
 )
 
 
@@ -32,26 +37,53 @@ class StartRefused(Exception):
 class Started:
     attempt: Attempt
     created: bool
+    # Set when fewer questions were available than asked for (drills, practice).
+    asked: int | None = None
 
 
-def attempt_start(*, user, exam: Exam, mode: str = AttemptMode.MOCK, seed: int | None = None) -> Started:
+# Untimed sessions default to this many questions.
+SESSION_SIZE = 10
+# A review session takes at most this many due questions at once.
+REVIEW_SESSION_MAX = 50
+
+
+def attempt_start(
+    *,
+    user,
+    exam: Exam,
+    mode: str = AttemptMode.MOCK,
+    domain: Domain | None = None,
+    count: int | None = None,
+    seed: int | None = None,
+) -> Started:
     """Draw a new attempt, or hand back the one already in progress for this exam and mode."""
     existing = Attempt.objects.in_progress().filter(user=user, exam=exam, mode=mode).first()
     if existing is not None:
         return Started(existing, created=False)
+    rng = random.Random(seed if seed is not None else secrets.randbits(64))
+    if mode == AttemptMode.MOCK:
+        question_ids = _mock_questions(user=user, exam=exam, rng=rng)
+    elif mode == AttemptMode.REVIEW:
+        question_ids = _due_questions(user=user, exam=exam, rng=rng)
+    else:
+        if mode == AttemptMode.DRILL and domain is None:
+            raise StartRefused("A drill needs a domain: pick one.")
+        question_ids = _session_questions(user=user, exam=exam, domain=domain, count=count or SESSION_SIZE, rng=rng)
     try:
         with transaction.atomic():
-            attempt = _draw(user=user, exam=exam, mode=mode, rng=random.Random(seed if seed is not None else secrets.randbits(64)))
+            attempt = _create(user=user, exam=exam, mode=mode, domain=domain, question_ids=question_ids, rng=rng)
     except IntegrityError:
         # Another tab started the same attempt at the same moment: use that one.
         existing = Attempt.objects.in_progress().filter(user=user, exam=exam, mode=mode).first()
         if existing is None:
             raise
         return Started(existing, created=False)
-    return Started(attempt, created=True)
+    asked = count or SESSION_SIZE
+    short = mode in (AttemptMode.PRACTICE, AttemptMode.DRILL) and len(question_ids) < asked
+    return Started(attempt, created=True, asked=asked if short else None)
 
 
-def _draw(*, user, exam: Exam, mode: str, rng: random.Random) -> Attempt:
+def _mock_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
     domains = list(exam.domains.all())
     pool: dict[int, list[int]] = defaultdict(list)
     for question_id, domain_id in Question.objects.active().filter(exam=exam).values_list("pk", "domain_id"):
@@ -76,19 +108,60 @@ def _draw(*, user, exam: Exam, mode: str, rng: random.Random) -> Attempt:
             f"This exam cannot be drawn yet: its question bank is too small ({details}). "
             "Ask an instructor to add questions."
         ) from None
+    return [question_id for _, question_id in slots]
 
-    questions = Question.objects.filter(pk__in=[question_id for _, question_id in slots]).prefetch_related(
+
+def _session_questions(*, user, exam: Exam, domain: Domain | None, count: int, rng: random.Random) -> list[int]:
+    """Up to `count` questions, those the learner has never answered first."""
+    if count < 1:
+        raise StartRefused("Ask for at least one question.")
+    questions = Question.objects.active().filter(exam=exam)
+    if domain is not None:
+        questions = questions.filter(domain=domain)
+    available = sorted(questions.values_list("pk", flat=True))
+    if not available:
+        where = f"the {domain.name} domain" if domain else exam.code
+        raise StartRefused(f"There are no questions in {where} yet.")
+    answered = set(
+        Response.objects.filter(attempt__user=user, question_id__in=available, answered_at__isnull=False)
+        .values_list("question_id", flat=True)
+    )
+    fresh = [pk for pk in available if pk not in answered]
+    again = [pk for pk in available if pk in answered]
+    rng.shuffle(fresh)
+    rng.shuffle(again)
+    return (fresh + again)[:count]
+
+
+def _due_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
+    today = learner_today(user=user)
+    due = list(
+        ReviewItem.objects.filter(user=user, question__exam=exam, question__is_active=True, due_on__lte=today)
+        .order_by("due_on", "box", "pk")
+        .values_list("question_id", flat=True)[:REVIEW_SESSION_MAX]
+    )
+    if not due:
+        raise StartRefused("Nothing is due for review today. Mistakes from your mocks and practice come back here.")
+    rng.shuffle(due)
+    return due
+
+
+def _create(*, user, exam: Exam, mode: str, domain: Domain | None, question_ids: list[int], rng: random.Random) -> Attempt:
+    questions = Question.objects.filter(pk__in=question_ids).prefetch_related(
         Prefetch("choices", queryset=Choice.objects.order_by("order", "pk"))
     )
     by_id = {question.pk: question for question in questions}
     versions = QuestionVersion.objects.current_for(by_id.values())
-
-    factor = Profile.objects.for_user(user).accommodation_factor
-    limit = timedelta(minutes=float(exam.time_limit_minutes * factor)) if mode == AttemptMode.MOCK else None
+    limit = None
+    if mode == AttemptMode.MOCK:
+        factor = Profile.objects.for_user(user).accommodation_factor
+        limit = timedelta(minutes=float(exam.time_limit_minutes * factor))
     attempt = Attempt.objects.create(
         user=user,
         exam=exam,
         mode=mode,
+        domain=domain,
+        # The deadline comes from the database clock, which every web server shares.
         deadline=ExpressionWrapper(Now() + limit, output_field=DateTimeField()) if limit else None,
     )
     attempt.refresh_from_db(fields=["started_at", "deadline"])
@@ -104,9 +177,60 @@ def _draw(*, user, exam: Exam, mode: str, rng: random.Random) -> Attempt:
                 rng=rng,
             ),
         )
-        for position, (_, question_id) in enumerate(slots, start=1)
+        for position, question_id in enumerate(question_ids, start=1)
     )
     return attempt
+
+
+def learner_today(*, user) -> date:
+    """The learner's calendar date in their own time zone (review due dates use it)."""
+    return schedule.local_today(now=timezone.now(), tz_name=Profile.objects.for_user(user).time_zone)
+
+
+def update_schedule(*, user, results: dict[int, bool], in_review: bool) -> None:
+    """Move each answered question through the Leitner boxes (exams.schedule) in a few queries."""
+    if not results:
+        return
+    today = learner_today(user=user)
+    items = {item.question_id: item for item in ReviewItem.objects.filter(user=user, question_id__in=results)}
+    to_save, to_delete = [], []
+    for question_id, right in results.items():
+        item = items.get(question_id)
+        state = schedule.ReviewState(box=item.box, due_on=item.due_on) if item else None
+        after = schedule.after_answer(state=state, right=right, in_review=in_review, today=today)
+        if after is None:
+            if item is not None:
+                to_delete.append(item.pk)
+        elif after != state:
+            to_save.append(ReviewItem(user=user, question_id=question_id, box=after.box, due_on=after.due_on))
+    if to_delete:
+        ReviewItem.objects.filter(pk__in=to_delete).delete()
+    if to_save:
+        ReviewItem.objects.bulk_create(
+            to_save,
+            update_conflicts=True,
+            unique_fields=["user", "question"],
+            update_fields=["box", "due_on", "updated_at"],
+        )
+
+
+def attempt_check(*, attempt: Attempt, response: Response) -> bool | None:
+    """Practice: grade one answer now and lock it (the caller holds the attempt's row lock).
+
+    Returns whether it was right (None for a voided question). The session ends by itself
+    once every question is checked.
+    """
+    selected = frozenset(pick.choice_id for pick in response.picks.all())
+    key = confirmed_keys(attempt=attempt, question_ids=[response.question_id])[response.question_id]
+    right = None if key.void else grading.is_right(selected=selected, key=key)
+    response.is_correct = right
+    response.checked_at = timezone.now()
+    response.save(update_fields=["is_correct", "checked_at"])
+    if right is not None:
+        update_schedule(user=attempt.user, results={response.question_id: right}, in_review=attempt.mode == AttemptMode.REVIEW)
+    if not attempt.responses.filter(checked_at__isnull=True).exists():
+        attempt.finish(expired=False)
+    return right
 
 
 def confirmed_keys(*, attempt: Attempt, question_ids) -> dict[int, grading.ItemKey]:
@@ -138,7 +262,7 @@ def confirmed_keys(*, attempt: Attempt, question_ids) -> dict[int, grading.ItemK
 
 
 def grade_responses(*, attempt: Attempt) -> grading.AttemptGrade:
-    """Grade every slot of the attempt and store each response's result."""
+    """Grade every slot of the attempt, store each result, and schedule the mistakes for review."""
     responses = list(
         attempt.responses.select_related("question").prefetch_related("picks").order_by("position")
     )
@@ -155,6 +279,16 @@ def grade_responses(*, attempt: Attempt) -> grading.AttemptGrade:
     for response, result in zip(responses, grade.item_results, strict=True):
         response.is_correct = result
     Response.objects.bulk_update(responses, ["is_correct"])
+    # Checked practice answers were scheduled when checked; unanswered slots are not answers.
+    update_schedule(
+        user=attempt.user,
+        results={
+            response.question_id: response.is_correct
+            for response in responses
+            if response.answered_at is not None and response.checked_at is None and response.is_correct is not None
+        },
+        in_review=attempt.mode == AttemptMode.REVIEW,
+    )
     return grade
 
 
@@ -211,3 +345,24 @@ def domain_results(*, attempts) -> dict[int, dict[int, tuple[int, int]]]:
     for row in rows:
         results[row["attempt_id"]][row["question__domain_id"]] = (row["right"], row["total"])
     return results
+
+
+def dispute_report(*, user, response: Response, choice_id: int | None, reason: str) -> Dispute:
+    """File or edit the learner's report on a question; reports gather on its one open erratum."""
+    with transaction.atomic():
+        erratum = Erratum.objects.filter(question_id=response.question_id, status=ErratumStatus.REPORTED).first()
+        if erratum is None:
+            try:
+                with transaction.atomic():
+                    erratum = Erratum.objects.create(
+                        question_id=response.question_id, source=ErratumSource.LEARNERS, status=ErratumStatus.REPORTED
+                    )
+            except IntegrityError:
+                # Someone else opened it a moment ago: join theirs.
+                erratum = Erratum.objects.get(question_id=response.question_id, status=ErratumStatus.REPORTED)
+        dispute, _ = Dispute.objects.update_or_create(
+            erratum=erratum,
+            learner=user,
+            defaults={"choice_id": choice_id, "reason": reason, "updated_at": timezone.now()},
+        )
+    return dispute

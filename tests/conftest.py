@@ -1,11 +1,17 @@
 """Personas and shared fixtures: a learner, another learner, an instructor; the NCA-GENM bank."""
 import pytest
+from hypothesis import settings as hypothesis_settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from exams.management.commands.load_bank import bank_fixture_paths
 from exams.roles import instructors_group
 from tests.factories import UserFactory
+
+
+# Timing is not asserted anywhere; a loaded CI machine must not fail a property on speed.
+hypothesis_settings.register_profile("certprep", deadline=None)
+hypothesis_settings.load_profile("certprep")
 
 
 @pytest.fixture(autouse=True)

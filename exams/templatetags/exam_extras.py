@@ -14,3 +14,14 @@ def duration_minutes(value: timedelta | None) -> str:
     seconds = max(0, int(value.total_seconds()))
     minutes, seconds = divmod(seconds, 60)
     return f"{minutes} min {seconds:02d} s"
+
+
+@register.filter
+def seconds_as_clock(value: float | None) -> str:
+    """Seconds left as "47:05" (or "1:02:03")."""
+    if value is None:
+        return "—"
+    total = max(0, int(value))
+    hours, rest = divmod(total, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes:02d}:{seconds:02d}"

@@ -1,8 +1,8 @@
-"""Learner pages: the catalogue, an exam's start page, the timed mock and its results."""
+"""Attempts of every mode: start, one question at a time, check (practice), review, submit, results."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.db.models import Count, Max, OuterRef, Prefetch, Q, Subquery
+from django.db.models import Count, Prefetch
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -13,61 +13,12 @@ from django_htmx.http import HttpResponseClientRedirect, push_url, reswap, retar
 from accounts.models import Profile
 from exams import services
 from exams.access import owned_attempt
-from exams.forms import LETTERS, AnswerForm
-from exams.models import Attempt, AttemptMode, Domain, Erratum, ErratumStatus, Exam, Response
+from exams.forms import LETTERS, AnswerForm, SessionForm
+from exams.models import Attempt, AttemptMode, Erratum, ErratumStatus, Exam, Response
 
 TIME_UP = (
     "Time is up: this attempt has ended and was graded with the answers saved before the deadline."
 )
-
-
-def _published_exams(user):
-    exams = (
-        Exam.objects.filter(is_published=True)
-        .annotate(active_questions=Count("questions", filter=Q(questions__is_active=True)))
-        .prefetch_related(
-            Prefetch(
-                "domains",
-                queryset=Domain.objects.annotate(
-                    active_questions=Count("questions", filter=Q(questions__is_active=True))
-                ),
-            )
-        )
-    )
-    if user.is_authenticated:
-        mocks = Attempt.objects.finished().filter(user=user, mode=AttemptMode.MOCK, exam=OuterRef("pk"))
-        exams = exams.annotate(
-            last_score=Subquery(mocks.order_by("-finished_at", "-id").values("score")[:1]),
-            best_score=Subquery(
-                mocks.order_by().values("exam").annotate(best=Max("score")).values("best")[:1]
-            ),
-        )
-    return exams
-
-
-def catalogue(request: HttpRequest) -> HttpResponse:
-    if request.user.is_authenticated:
-        services.finalize_expired(user=request.user)
-    return render(request, "exams/catalogue.html", {"exams": _published_exams(request.user)})
-
-
-def exam_detail(request: HttpRequest, code: str) -> HttpResponse:
-    """The start page: the rules, stated before the clock starts."""
-    exam = get_object_or_404(_published_exams(request.user), code=code)
-    running, factor = None, None
-    if request.user.is_authenticated:
-        services.finalize_expired(user=request.user)
-        running = (
-            Attempt.objects.in_progress().with_clock()
-            .filter(user=request.user, exam=exam, mode=AttemptMode.MOCK).first()
-        )
-        factor = Profile.objects.for_user(request.user).accommodation_factor
-    minutes = exam.time_limit_minutes * (factor or 1)
-    return render(
-        request,
-        "exams/exam_detail.html",
-        {"exam": exam, "running": running, "minutes": minutes, "extra_time": factor and factor != 1},
-    )
 
 
 @login_required
@@ -82,6 +33,39 @@ def start_mock(request: HttpRequest, code: str) -> HttpResponse:
         return redirect("exams:exam", code=exam.code)
     if not started.created:
         messages.info(request, "You already have a mock of this exam in progress: here it is, with its clock still running.")
+    return redirect("exams:question", attempt_id=started.attempt.pk, position=started.attempt.last_position)
+
+
+SESSION_NAMES = {AttemptMode.PRACTICE: "practice session", AttemptMode.DRILL: "drill", AttemptMode.REVIEW: "review session"}
+
+
+@login_required
+@require_POST
+def start_session(request: HttpRequest, code: str) -> HttpResponse:
+    """Start an untimed practice session, a domain drill or a review of due mistakes."""
+    exam = get_object_or_404(Exam, code=code, is_published=True)
+    form = SessionForm(request.POST, exam=exam)
+    back = redirect("exams:dashboard") if request.POST.get("back") == "dashboard" else redirect("exams:exam", code=exam.code)
+    if not form.is_valid():
+        messages.error(request, form.error_text())
+        return back
+    mode, domain, count = form.cleaned_data["mode"], form.cleaned_data["domain"], form.cleaned_data["count"]
+    try:
+        started = services.attempt_start(user=request.user, exam=exam, mode=mode, domain=domain, count=count)
+    except services.StartRefused as refused:
+        messages.error(request, str(refused))
+        return back
+    name = SESSION_NAMES[mode]
+    if not started.created:
+        messages.info(request, f"You already have a {name} of {exam.code} in progress: here it is. End it from its review page to start another.")
+    elif started.asked:
+        total = started.attempt.responses.count()
+        where = f"the {domain.name} domain" if domain else exam.code
+        messages.info(
+            request,
+            f"Only {total} question{'s are' if total != 1 else ' is'} available in {where}, "
+            f"so this {name} has {total} instead of {started.asked}.",
+        )
     return redirect("exams:question", attempt_id=started.attempt.pk, position=started.attempt.last_position)
 
 
@@ -135,6 +119,10 @@ def _options(response: Response) -> list[dict]:
 def _question_context(request, attempt: Attempt, response: Response, navigator: list[dict]) -> dict:
     options = _options(response)
     item = next(slot for slot in navigator if slot["position"] == response.position)
+    feedback = None
+    if response.checked_at is not None:
+        # Practice: once checked, this one answer is graded and explained.
+        feedback = _result_item(response, _confirmed_erratum(response.question_id))
     return {
         "attempt": attempt,
         "exam": attempt.exam,
@@ -147,7 +135,18 @@ def _question_context(request, attempt: Attempt, response: Response, navigator: 
         "slot_count": len(navigator),
         "seconds_left": attempt.seconds_left(),
         "shortcuts": Profile.objects.for_user(request.user).shortcuts_enabled,
+        "checkable": attempt.mode != AttemptMode.MOCK,
+        "feedback": feedback,
     }
+
+
+def _confirmed_erratum(question_id: int) -> Erratum | None:
+    return (
+        Erratum.objects.filter(question_id=question_id, status=ErratumStatus.CONFIRMED)
+        .prefetch_related("published_key")
+        .order_by("-decided_at", "-pk")
+        .first()
+    )
 
 
 def _time_up(request: HttpRequest, attempt: Attempt) -> HttpResponse:
@@ -156,11 +155,15 @@ def _time_up(request: HttpRequest, attempt: Attempt) -> HttpResponse:
         attempt.finish(expired=True)
     results = reverse("exams:results", args=[attempt.pk])
     if request.method == "POST":
-        response = HttpResponse(TIME_UP, status=409, content_type="text/plain; charset=utf-8")
-        response["X-Results-Url"] = results
-        return response
+        return _conflict(TIME_UP, results)
     messages.warning(request, TIME_UP)
     return redirect(results)
+
+
+def _conflict(message: str, results_url: str) -> HttpResponse:
+    response = HttpResponse(message, status=409, content_type="text/plain; charset=utf-8")
+    response["X-Results-Url"] = results_url
+    return response
 
 
 def _go_target(go, position: int, slot_count: int) -> int:
@@ -175,15 +178,14 @@ def _go_target(go, position: int, slot_count: int) -> int:
 @login_required
 @require_http_methods(["GET", "POST"])
 def question(request: HttpRequest, attempt_id: int, position: int) -> HttpResponse:
-    """One slot of an attempt: show it (GET) or save its answer, flag and go on (POST)."""
+    """One slot of an attempt: show it (GET) or save its answer, flag, check and go on (POST)."""
     with transaction.atomic():
         attempt = owned_attempt(request.user, attempt_id, for_update=request.method == "POST", with_clock=True)
+        results_url = reverse("exams:results", args=[attempt.pk])
         if attempt.is_finished:
             if request.method == "POST":
-                response = HttpResponse("This attempt has ended; answers can no longer change.", status=409)
-                response["X-Results-Url"] = reverse("exams:results", args=[attempt.pk])
-                return response
-            return redirect("exams:results", attempt_id=attempt.pk)
+                return _conflict("This attempt has ended; answers can no longer change.", results_url)
+            return redirect(results_url)
         if attempt.is_past_grace():
             return _time_up(request, attempt)
         response = _slot(attempt, position)
@@ -195,29 +197,36 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
         if request.method == "GET":
             if attempt.last_position != position:
                 Attempt.objects.filter(pk=attempt.pk).update(last_position=position)
-            navigator = _navigator(attempt)
-            context = _question_context(request, attempt, response, navigator)
+            context = _question_context(request, attempt, response, _navigator(attempt))
             template = "exams/attempt.html#attempt-main" if request.htmx else "exams/attempt.html"
-            page = render(request, template, context)
-            return trigger_client_event(page, "clock-sync", {"remaining": attempt.seconds_left()})
+            return trigger_client_event(render(request, template, context), "clock-sync", {"remaining": attempt.seconds_left()})
 
         form = AnswerForm(
             request.POST,
             choice_count=len(response.choice_order),
             choose=response.question.choose,
             slot_count=attempt.responses.count(),
+            checkable=attempt.mode != AttemptMode.MOCK,
         )
         if not form.is_valid():
             return HttpResponseBadRequest(form.error_text(), content_type="text/plain; charset=utf-8")
         picks = [response.choice_order[index - 1] for index in form.cleaned_data["choice"]]
-        attempt.record_answer(response=response, choice_ids=picks)
-        flag = form.cleaned_data["flag"]
+        check, flag, go = form.cleaned_data["check"], form.cleaned_data["flag"], form.cleaned_data["go"]
+        if response.checked_at is not None:
+            # A checked answer is locked; only flags and moving on are still allowed.
+            if check or ("choice" in request.POST and picks != sorted(p.choice_id for p in response.picks.all())):
+                return _conflict("You already checked this answer, so it can no longer change.", results_url)
+        else:
+            if check and not picks:
+                return HttpResponseBadRequest("Pick an answer before checking it.", content_type="text/plain; charset=utf-8")
+            attempt.record_answer(response=response, choice_ids=picks)
         if flag:
             response.flagged = (not response.flagged) if flag == "toggle" else flag == "on"
             response.save(update_fields=["flagged"])
-        go = form.cleaned_data["go"]
+        if check:
+            services.attempt_check(attempt=attempt, response=response)
         target = _go_target(go, position, form.slot_count)
-        if target != attempt.last_position:
+        if target != attempt.last_position and not attempt.is_finished:
             Attempt.objects.filter(pk=attempt.pk).update(last_position=target)
 
     if go == "review":
@@ -227,7 +236,7 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
         return redirect("exams:question", attempt_id=attempt.pk, position=target)
 
     navigator = _navigator(attempt)
-    if go is None and not flag:
+    if go is None and not flag and not check:
         # A choice changed: confirm the save and update this slot in the navigator.
         item = next(slot for slot in navigator if slot["position"] == position)
         html = render_to_string("exams/attempt.html#save-status", {"saved": True}, request) + render_to_string(
@@ -362,11 +371,13 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
             "items": items,
             "shown": shown,
             "filters": FILTERS,
+            "score_changes": attempt.regrade_changes.select_related("event__erratum__question").order_by("event__created_at"),
         },
     )
 
 
 def _result_item(response: Response, erratum: Erratum | None) -> dict:
+    """One answered question as results and checked practice show it: key, feedback, notice."""
     choices = {choice.pk: choice for choice in response.question.choices.all()}
     picked = {pick.choice_id for pick in response.picks.all()}
     letter = {choice_id: LETTERS[index] for index, choice_id in enumerate(response.choice_order)}

@@ -1,0 +1,287 @@
+"""Question import (upload → preview → confirm) and export actions for the question admin."""
+# Kept out of exams/admin.py: QuestionAdmin takes QuestionImportExportMixin as its first
+# base. The upload waits between preview and confirm in the server-side session (never a
+# cookie, never a hidden field the browser could alter), at most one per session and at
+# most MAX_UPLOAD_BYTES of text; confirming parses it again and imports all or nothing.
+import secrets
+from pathlib import PurePath
+
+from django import forms
+from django.conf import settings
+from django.contrib import admin, messages
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.http import content_disposition_header, urlencode
+from django.views.decorators.http import require_POST
+
+from exams.formats import ExportError, NotUtf8Error, ParsedQuestion, choice_label, decode_utf8
+from exams.imports import FORMATS, WEIGHTS_NOTE, ImportSummary, import_bank, parse_upload, write_export
+from exams.models import Domain, Exam
+
+__all__ = ["MAX_UPLOAD_BYTES", "QuestionImportExportMixin", "QuestionImportForm"]
+
+MAX_UPLOAD_BYTES = 5 * 1024 * 1024
+ALLOWED_EXTENSIONS = (".gift", ".txt", ".aiken", ".json")
+SESSION_KEY = "exams.question_import"
+# A preview lists this many questions per domain; the counts always cover them all.
+PREVIEW_LIMIT = 200
+
+
+class QuestionImportForm(forms.Form):
+    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), help_text="The exam that receives the questions.")
+    format = forms.ChoiceField(choices=[(name, bank_format.label) for name, bank_format in FORMATS.items()])
+    file = forms.FileField(
+        help_text=f"A UTF-8 file ({', '.join(ALLOWED_EXTENSIONS)}) of at most {MAX_UPLOAD_BYTES // (1024 * 1024)} MB."
+    )
+    default_domain = forms.ModelChoiceField(
+        queryset=Domain.objects.select_related("exam").order_by("exam__code", "order", "id"),
+        required=False,
+        help_text="For questions whose file names no domain (Aiken never does) or a domain the exam does not have.",
+    )
+    skip_unsupported = forms.BooleanField(
+        required=False,
+        label="Skip unsupported questions",
+        help_text="GIFT only: leave out (and list) matching, numerical, short-answer, essay, description and "
+        "missing-word questions instead of failing on them.",
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["default_domain"].label_from_instance = lambda domain: f"{domain.exam.code} · {domain.name}"
+        self.text = ""
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        extension = PurePath(upload.name).suffix.lower()
+        if extension not in ALLOWED_EXTENSIONS:
+            raise forms.ValidationError(
+                f"Upload a {', '.join(ALLOWED_EXTENSIONS)} file; {upload.name!r} is not one of those types."
+            )
+        if upload.size > MAX_UPLOAD_BYTES:
+            raise forms.ValidationError(
+                f"The file is {upload.size / (1024 * 1024):.1f} MB; the limit is {MAX_UPLOAD_BYTES // (1024 * 1024)} MB. "
+                "Split the bank into smaller files."
+            )
+        try:
+            self.text = decode_utf8(upload.read())
+        except NotUtf8Error as error:
+            raise forms.ValidationError(str(error)) from None
+        return upload
+
+    def clean(self):
+        cleaned = super().clean()
+        exam, domain = cleaned.get("exam"), cleaned.get("default_domain")
+        if exam and domain and domain.exam_id != exam.pk:
+            self.add_error("default_domain", f"{domain.name!r} is a domain of {domain.exam.code}, not of {exam.code}.")
+        return cleaned
+
+
+def _question_row(question: ParsedQuestion) -> dict:
+    keys = [choice_label(index) for index, choice in enumerate(question.choices) if choice.is_correct]
+    kind = "Single answer" if question.kind == "single" else f"Multiple answers (choose {question.choose})"
+    return {
+        "line": question.line,
+        "title": question.title,
+        "kind": kind,
+        "choices": len(question.choices),
+        "keys": ", ".join(keys),
+        "errata": len(question.errata),
+    }
+
+
+class QuestionImportExportMixin:
+    """Import and export for a Question ModelAdmin: put it first among the admin's bases."""
+
+    change_list_template = "admin/exams/question/change_list.html"
+    # A subclass that declares its own actions should list these too.
+    actions = ["export_as_gift", "export_as_aiken", "export_as_json"]
+
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+        wrap = self.admin_site.admin_view
+        # Before the ModelAdmin's own patterns, whose "<path:object_id>/" would take "import/".
+        return [
+            path("import/", wrap(self.import_view), name="%s_%s_import" % info),
+            path("import/<str:token>/", wrap(self.import_preview_view), name="%s_%s_import_preview" % info),
+            path(
+                "import/<str:token>/confirm/",
+                wrap(require_POST(self.import_confirm_view)),
+                name="%s_%s_import_confirm" % info,
+            ),
+            *super().get_urls(),
+        ]
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):
+        extra_context = extra_context or {}
+        if self.has_add_permission(request):
+            url = self._import_url("import")
+            # Coming from a list filtered by exam, the form starts on that exam.
+            exam = request.GET.get("exam__id__exact")
+            extra_context["import_url"] = f"{url}?{urlencode({'exam': exam})}" if exam else url
+        return super().changelist_view(request, extra_context)
+
+    # Import ----------------------------------------------------------------------------
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        self._check_import_permission(request)
+        if request.method == "POST":
+            form = QuestionImportForm(request.POST, request.FILES)
+            if form.is_valid():
+                token = self._keep_pending(request, form=form)
+                return HttpResponseRedirect(self._import_url("import_preview", token))
+        else:
+            form = QuestionImportForm(initial={"exam": request.GET.get("exam")})
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Import questions",
+            "form": form,
+            "max_upload_mb": MAX_UPLOAD_BYTES // (1024 * 1024),
+        }
+        return TemplateResponse(request, "admin/exams/question/import_form.html", context)
+
+    def import_preview_view(self, request: HttpRequest, token: str) -> HttpResponse:
+        self._check_import_permission(request)
+        pending = self._pending(request, token)
+        if pending is None:
+            return self._upload_again(request)
+        exam, summary = pending_summary(pending, dry_run=True)
+        if exam is None:
+            return self._upload_again(request, reason="The exam of that upload no longer exists.")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Import questions into {exam.code}: preview",
+            "exam": exam,
+            "summary": summary,
+            "filename": pending["filename"],
+            "format_label": FORMATS[pending["format"]].label,
+            "default_domain": pending["default_domain"],
+            "domains": [
+                {
+                    "name": plan.name,
+                    "count": len(plan.questions),
+                    "rows": [_question_row(question) for question in plan.questions[:PREVIEW_LIMIT]],
+                    "more": max(len(plan.questions) - PREVIEW_LIMIT, 0),
+                }
+                for plan in summary.domains
+            ],
+            "weights_note": WEIGHTS_NOTE,
+            "confirm_url": self._import_url("import_confirm", token),
+            "upload_url": self._import_url("import"),
+        }
+        return TemplateResponse(request, "admin/exams/question/import_preview.html", context)
+
+    def import_confirm_view(self, request: HttpRequest, token: str) -> HttpResponse:
+        self._check_import_permission(request)
+        pending = self._pending(request, token)
+        if pending is None:
+            return self._upload_again(request)
+        exam, summary = pending_summary(pending, dry_run=False)
+        if exam is None:
+            return self._upload_again(request, reason="The exam of that upload no longer exists.")
+        if not summary.ok:
+            # Something changed since the preview (a domain was renamed, say): show why.
+            self.message_user(request, summary.headline, messages.ERROR)
+            return HttpResponseRedirect(self._import_url("import_preview", token))
+        request.session.pop(SESSION_KEY, None)
+        per_domain = "; ".join(f"{plan.name}: {len(plan.questions)}" for plan in summary.domains)
+        self.message_user(request, f"{summary.headline} {per_domain}".strip(), messages.SUCCESS)
+        changelist = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist", current_app=self.admin_site.name)
+        return HttpResponseRedirect(f"{changelist}?{urlencode({'exam__id__exact': exam.pk})}")
+
+    def _check_import_permission(self, request: HttpRequest) -> None:
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+
+    def _import_url(self, name: str, *args) -> str:
+        return reverse(
+            f"admin:{self.opts.app_label}_{self.opts.model_name}_{name}", args=args, current_app=self.admin_site.name
+        )
+
+    def _keep_pending(self, request: HttpRequest, *, form: QuestionImportForm) -> str:
+        if settings.SESSION_ENGINE.endswith("signed_cookies"):
+            raise ImproperlyConfigured("The question import keeps an upload in the session: use a server-side session engine.")
+        token = secrets.token_urlsafe(16)
+        domain = form.cleaned_data["default_domain"]
+        # One pending upload per session: a new upload replaces the one before.
+        request.session[SESSION_KEY] = {
+            "token": token,
+            "exam": form.cleaned_data["exam"].pk,
+            "format": form.cleaned_data["format"],
+            "default_domain": domain.name if domain else None,
+            "skip_unsupported": form.cleaned_data["skip_unsupported"],
+            "filename": PurePath(form.cleaned_data["file"].name).name,
+            "text": form.text,
+        }
+        return token
+
+    def _pending(self, request: HttpRequest, token: str) -> dict | None:
+        pending = request.session.get(SESSION_KEY)
+        if not pending or not secrets.compare_digest(pending.get("token", ""), token):
+            return None
+        return pending
+
+    def _upload_again(self, request: HttpRequest, *, reason: str = "") -> HttpResponse:
+        message = reason or (
+            "That upload is no longer waiting: it was imported already, or another upload replaced it."
+        )
+        self.message_user(request, f"{message} Upload the file again.", messages.WARNING)
+        return HttpResponseRedirect(self._import_url("import"))
+
+    # Export ----------------------------------------------------------------------------
+
+    @admin.action(description="Export selected questions as Moodle GIFT", permissions=["view"])
+    def export_as_gift(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._export(request, queryset, fmt="gift")
+
+    @admin.action(description="Export selected questions as Aiken (single-answer only)", permissions=["view"])
+    def export_as_aiken(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._export(request, queryset, fmt="aiken")
+
+    @admin.action(description="Export selected questions as certprep JSON (lossless)", permissions=["view"])
+    def export_as_json(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._export(request, queryset, fmt="json")
+
+    def _export(self, request: HttpRequest, queryset: QuerySet, *, fmt: str) -> HttpResponse | None:
+        exam_ids = set(queryset.values_list("exam_id", flat=True))
+        exams = list(Exam.objects.filter(pk__in=exam_ids).order_by("code"))
+        if len(exams) != 1:
+            codes = ", ".join(exam.code for exam in exams)
+            self.message_user(
+                request,
+                f"Select questions of one exam to export (the selection spans {codes}): filter the list by exam first.",
+                messages.ERROR,
+            )
+            return None
+        exam = exams[0]
+        try:
+            text = write_export(exam=exam, fmt=fmt, questions=queryset)
+        except ExportError as error:
+            self.message_user(
+                request,
+                f"Nothing was exported: {error.format_name} cannot hold these questions. " + "; ".join(error.problems),
+                messages.ERROR,
+            )
+            return None
+        bank_format = FORMATS[fmt]
+        filename = f"{exam.code}-questions.{bank_format.extension}"
+        return HttpResponse(
+            text,
+            content_type=bank_format.content_type,
+            headers={"Content-Disposition": content_disposition_header(as_attachment=True, filename=filename)},
+        )
+
+
+def pending_summary(pending: dict, *, dry_run: bool) -> tuple[Exam | None, ImportSummary | None]:
+    """Parse a pending upload again and import it (or only check it, for the preview)."""
+    exam = Exam.objects.filter(pk=pending["exam"]).first()
+    if exam is None:
+        return None, None
+    result = parse_upload(
+        data=pending["text"].encode("utf-8"), fmt=pending["format"], skip_unsupported=pending["skip_unsupported"]
+    )
+    return exam, import_bank(exam=exam, result=result, default_domain=pending["default_domain"], dry_run=dry_run)

@@ -1,0 +1,421 @@
+"""Question-bank import and export: parsed files into the database in one transaction, and back out."""
+# The parsers and writers in exams.formats know nothing of the database; this module is
+# the one place that writes what they read. An import is all or nothing: every problem
+# (in the file, or a domain the exam does not have) is collected and reported by line,
+# and a single one means nothing is written.
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Prefetch, QuerySet
+from django.utils import timezone
+
+from exams.formats import (
+    ExportError,
+    FormatError,
+    NotUtf8Error,
+    ParsedChoice,
+    ParsedErratum,
+    ParsedQuestion,
+    ParseResult,
+    Skipped,
+    choice_label,
+    decode_utf8,
+    question_problems,
+)
+from exams.formats.aiken import parse_aiken, write_aiken
+from exams.formats.bankjson import parse_json, write_json
+from exams.formats.gift import parse_gift, write_gift
+from exams.models import Choice, Domain, Erratum, ErratumStatus, Exam, Question
+
+__all__ = [
+    "FORMATS",
+    "BankFormat",
+    "DomainPlan",
+    "ImportSummary",
+    "WEIGHTS_NOTE",
+    "export_bank",
+    "import_bank",
+    "parse_upload",
+    "write_export",
+]
+
+
+@dataclass(frozen=True)
+class BankFormat:
+    name: str  # what the user picks: --format gift
+    label: str
+    extension: str  # of an exported file
+    content_type: str
+
+
+FORMATS = {
+    "gift": BankFormat(name="gift", label="Moodle GIFT", extension="gift", content_type="text/plain; charset=utf-8"),
+    "aiken": BankFormat(name="aiken", label="Aiken", extension="txt", content_type="text/plain; charset=utf-8"),
+    "json": BankFormat(
+        name="json", label="certprep JSON", extension="json", content_type="application/json; charset=utf-8"
+    ),
+}
+
+WEIGHTS_NOTE = (
+    "GIFT answer weights only mark the keys (a positive weight marks a correct choice; zero or a negative "
+    "weight does not). Scoring is all-or-nothing, so weights are not used for scoring."
+)
+
+# Rows per INSERT: large enough that 10,000 questions take a handful of statements, small
+# enough to stay under SQLite's limit on bound parameters.
+_BATCH_SIZE = 1000
+
+
+@dataclass(frozen=True)
+class DomainPlan:
+    """The questions that go (or went) into one domain of the exam."""
+
+    name: str
+    questions: tuple[ParsedQuestion, ...]
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    exam_code: str
+    dry_run: bool
+    domains: tuple[DomainPlan, ...]  # in the exam's domain order; only domains that receive questions
+    skipped: tuple[Skipped, ...]
+    errors: tuple[FormatError, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def written(self) -> bool:
+        return self.ok and not self.dry_run
+
+    @property
+    def question_count(self) -> int:
+        return sum(len(plan.questions) for plan in self.domains)
+
+    @property
+    def choice_count(self) -> int:
+        return sum(len(question.choices) for plan in self.domains for question in plan.questions)
+
+    @property
+    def erratum_count(self) -> int:
+        return sum(len(question.errata) for plan in self.domains for question in plan.questions)
+
+    @property
+    def headline(self) -> str:
+        count = _plural(self.question_count, "question")
+        if self.errors:
+            return f"Nothing was imported into {self.exam_code}: {_plural(len(self.errors), 'error')} (listed by line)."
+        if self.dry_run:
+            return f"Would create {count} in {self.exam_code} (dry run: nothing was written)."
+        return f"Created {count} in {self.exam_code}."
+
+    def lines(self) -> list[str]:
+        """The summary as plain lines, for the command's output and the admin's messages."""
+        lines = [self.headline]
+        if self.domains:
+            lines.append("Valid questions found, per domain:" if self.errors else "Per domain:")
+            lines.extend(f"  {plan.name}: {_plural(len(plan.questions), 'question')}" for plan in self.domains)
+            extras = []
+            if self.choice_count:
+                extras.append(_plural(self.choice_count, "choice"))
+            if self.erratum_count:
+                extras.append(_plural(self.erratum_count, "erratum", "errata"))
+            if extras:
+                lines.append(f"  with {' and '.join(extras)}")
+        if self.skipped:
+            lines.append(f"Skipped {_plural(len(self.skipped), 'unsupported question')}:")
+            lines.extend(f"  {skipped}" for skipped in self.skipped)
+        if self.errors:
+            lines.append(f"Errors ({len(self.errors)}):")
+            lines.extend(f"  {error}" for error in self.errors)
+        lines.extend(self.notes)
+        lines.append(WEIGHTS_NOTE)
+        return lines
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+def _plural(count: int, singular: str, plural: str | None = None) -> str:
+    return f"{count:,} {singular if count == 1 else plural or singular + 's'}"
+
+
+def parse_upload(*, data: bytes, fmt: str, skip_unsupported: bool) -> ParseResult:
+    """An uploaded file's questions; a file that is not UTF-8 is one error, never mojibake."""
+    if fmt not in FORMATS:
+        raise ValueError(f"Unknown format {fmt!r}: choose one of {', '.join(FORMATS)}.")
+    try:
+        text = decode_utf8(data)
+    except NotUtf8Error as error:
+        return ParseResult(errors=(FormatError(line=error.line, message=str(error)),))
+    if fmt == "gift":
+        return parse_gift(text, skip_unsupported=skip_unsupported)
+    if fmt == "aiken":
+        # Aiken has only one question type, so there is nothing to skip.
+        return parse_aiken(text)
+    return parse_json(text)
+
+
+class _Domains:
+    """The exam's domains by name: exactly as written first, then ignoring case."""
+
+    def __init__(self, domains: Iterable[Domain]) -> None:
+        self.ordered = list(domains)
+        self.exact = {domain.name: domain for domain in self.ordered}
+        folded = Counter(domain.name.casefold() for domain in self.ordered)
+        # Two domains that differ only in case are left to the exact match.
+        self.folded = {domain.name.casefold(): domain for domain in self.ordered if folded[domain.name.casefold()] == 1}
+
+    def find(self, name: str) -> Domain | None:
+        name = name.strip()
+        return self.exact.get(name) or self.folded.get(name.casefold())
+
+    def listing(self) -> str:
+        return ", ".join(repr(domain.name) for domain in self.ordered)
+
+
+def import_bank(
+    *, exam: Exam, result: ParseResult, default_domain: str | None = None, dry_run: bool = False
+) -> ImportSummary:
+    """Create the parsed questions in the exam, all or nothing; the summary says what happened."""
+    with transaction.atomic():
+        # Locked so that no domain disappears between the check and the insert.
+        domains = _Domains(Domain.objects.filter(exam=exam).select_for_update().order_by("order", "id"))
+        errors: list[FormatError] = list(result.errors)
+        notes: list[str] = []
+        placed: dict[int, list[ParsedQuestion]] = {domain.pk: [] for domain in domains.ordered}
+
+        default = None
+        if not domains.ordered:
+            errors.append(FormatError(line=0, message=f"{exam.code} has no domains yet: add them to the exam first."))
+        elif default_domain:
+            default = domains.find(default_domain)
+            if default is None:
+                errors.append(
+                    FormatError(
+                        line=0,
+                        message=f"{exam.code} has no domain named {default_domain!r} (its domains: {domains.listing()}).",
+                    )
+                )
+
+        unplaced = 0
+        defaulted: Counter[str] = Counter()
+        for question in result.questions:
+            errors.extend(FormatError(line=question.line, message=problem) for problem in question_problems(question))
+            domain = domains.find(question.domain) if question.domain else None
+            if domain is None and question.domain and default is not None:
+                defaulted[question.domain] += 1
+            domain = domain or default
+            if domain is not None:
+                placed[domain.pk].append(question)
+            elif domains.ordered and not default_domain:
+                # Without a default every such question is its own error; with a bad
+                # default the one error above already says what to fix.
+                unplaced += 1
+                errors.append(FormatError(line=question.line, message=_no_domain_message(question, exam=exam)))
+        if unplaced:
+            notes.append(
+                f"{exam.code}'s domains are: {domains.listing()}. Choose a default domain (--domain NAME on the "
+                "command line) to import questions whose domain is missing or unknown into one of them."
+            )
+        for name, count in defaulted.items():
+            notes.append(
+                f"{_plural(count, 'question')} named the domain {name!r}, which {exam.code} does not have; "
+                f"{'they go' if count > 1 else 'it goes'} to {default.name!r}."
+            )
+        if result.exam_code and result.exam_code != exam.code:
+            notes.append(f"The file was exported from {result.exam_code}; its questions go to {exam.code}.")
+        copies = _already_in_bank(exam=exam, questions=result.questions)
+        if copies:
+            notes.append(
+                f"{_plural(copies, 'question')} in this file have the same title and text as a question already in "
+                f"{exam.code}; importing creates copies."
+            )
+        weighted = sum(choice.fraction is not None for question in result.questions for choice in question.choices)
+        if weighted:
+            notes.append(f"{_plural(weighted, 'answer')} in this file carried a weight.")
+
+        summary = ImportSummary(
+            exam_code=exam.code,
+            dry_run=dry_run,
+            domains=tuple(
+                DomainPlan(name=domain.name, questions=tuple(placed[domain.pk]))
+                for domain in domains.ordered
+                if placed[domain.pk]
+            ),
+            skipped=result.skipped,
+            errors=tuple(sorted(errors, key=lambda error: error.line)),
+            notes=tuple(notes),
+        )
+        if summary.ok and not dry_run:
+            _create(exam=exam, placed=placed, domains=domains.ordered)
+    return summary
+
+
+def _no_domain_message(question: ParsedQuestion, *, exam: Exam) -> str:
+    if question.domain:
+        return f"no domain named {question.domain!r} in {exam.code} (give a default domain to import it anyway)"
+    return f"the file names no domain for this question: give a default domain of {exam.code} to import it"
+
+
+def _already_in_bank(*, exam: Exam, questions: Iterable[ParsedQuestion]) -> int:
+    existing = set(Question.objects.filter(exam=exam).values_list("title", "stem"))
+    if not existing:
+        return 0
+    return sum((question.title, question.stem) in existing for question in questions)
+
+
+def _create(*, exam: Exam, placed: dict[int, list[ParsedQuestion]], domains: list[Domain]) -> None:
+    """Insert every question, choice and erratum in a fixed number of statements."""
+    now = timezone.now()
+    pairs = [(domain, parsed) for domain in domains for parsed in placed[domain.pk]]
+    rows = Question.objects.bulk_create(
+        [
+            Question(
+                exam=exam,
+                domain=domain,
+                title=parsed.title,
+                stem=parsed.stem,
+                explanation=parsed.explanation,
+                kind=parsed.kind,
+                choose=parsed.choose,
+                keep_order=parsed.keep_order,
+                created_at=now,
+                updated_at=now,
+            )
+            for domain, parsed in pairs
+        ],
+        batch_size=_BATCH_SIZE,
+    )
+    choices: list[Choice] = []
+    errata: list[tuple[Erratum, list[Choice]]] = []
+    for row, (_, parsed) in zip(rows, pairs):
+        by_label = {}
+        for index, parsed_choice in enumerate(parsed.choices):
+            choice = _choice(question=row, parsed=parsed_choice, index=index)
+            by_label[choice.label] = choice
+            choices.append(choice)
+        errata.extend(
+            (_erratum(question=row, parsed=parsed_erratum, now=now), [by_label[label] for label in parsed_erratum.published_key])
+            for parsed_erratum in parsed.errata
+        )
+    Choice.objects.bulk_create(choices, batch_size=_BATCH_SIZE)
+    if errata:
+        Erratum.objects.bulk_create([erratum for erratum, _ in errata], batch_size=_BATCH_SIZE)
+        through = Erratum.published_key.through
+        through.objects.bulk_create(
+            [through(erratum_id=erratum.pk, choice_id=choice.pk) for erratum, key in errata for choice in key],
+            batch_size=_BATCH_SIZE,
+        )
+
+
+def _choice(*, question: Question, parsed: ParsedChoice, index: int) -> Choice:
+    return Choice(
+        question=question,
+        label=choice_label(index),
+        text=parsed.text,
+        is_correct=parsed.is_correct,
+        feedback=parsed.feedback,
+        order=index + 1,
+    )
+
+
+def _erratum(*, question: Question, parsed: ParsedErratum, now) -> Erratum:
+    return Erratum(
+        question=question,
+        note=parsed.note,
+        source=parsed.source,
+        status=parsed.status,
+        policy=parsed.policy,
+        reported_at=now,
+        # The file keeps no dates; a decided erratum was decided by the time it arrived.
+        decided_at=None if parsed.status == ErratumStatus.REPORTED else now,
+    )
+
+
+def export_bank(*, exam: Exam, questions: Iterable[Question] | None = None) -> list[ParsedQuestion]:
+    """The exam's active questions (or the given ones of this exam) as plain objects, in four queries.
+
+    Labels are renumbered A, B, C… by choice order, and each erratum's published key is
+    named by those labels, so the file is consistent even where authored labels were not.
+    """
+    rows = Question.objects.filter(exam=exam)
+    if questions is None:
+        rows = rows.filter(is_active=True)
+    elif isinstance(questions, QuerySet):
+        rows = rows.filter(pk__in=list(questions.order_by().values_list("pk", flat=True)))
+    else:
+        rows = rows.filter(pk__in=[question.pk for question in questions])
+    rows = (
+        rows.select_related("domain")
+        .prefetch_related(
+            Prefetch("choices", queryset=Choice.objects.order_by("order", "id")),
+            Prefetch(
+                "errata",
+                # Oldest first: an import creates them in file order, so a round trip keeps it.
+                queryset=Erratum.objects.order_by("reported_at", "id").prefetch_related(
+                    Prefetch("published_key", queryset=Choice.objects.only("id"))
+                ),
+            ),
+        )
+        .order_by("domain__order", "domain_id", "id")
+    )
+    exported = []
+    problems = []
+    for position, row in enumerate(rows, start=1):
+        choices = list(row.choices.all())
+        positions = {choice.pk: index for index, choice in enumerate(choices)}
+        errata = []
+        for erratum in row.errata.all():
+            key = [choice.pk for choice in erratum.published_key.all()]
+            if any(pk not in positions for pk in key):
+                problems.append(
+                    f"question {row.pk} ({row.title!r}): an erratum's published key names a choice of another question"
+                )
+                continue
+            errata.append(
+                ParsedErratum(
+                    published_key=tuple(choice_label(index) for index in sorted(positions[pk] for pk in key)),
+                    note=erratum.note,
+                    source=erratum.source,
+                    status=erratum.status,
+                    policy=erratum.policy,
+                )
+            )
+        exported.append(
+            ParsedQuestion(
+                line=position,
+                title=row.title,
+                stem=row.stem,
+                explanation=row.explanation,
+                kind=row.kind,
+                choose=row.choose,
+                keep_order=row.keep_order,
+                domain=row.domain.name,
+                choices=tuple(
+                    ParsedChoice(text=choice.text, is_correct=choice.is_correct, feedback=choice.feedback)
+                    for choice in choices
+                ),
+                errata=tuple(errata),
+            )
+        )
+    if problems:
+        raise ExportError(format_name="a bank file", problems=tuple(problems))
+    return exported
+
+
+def write_export(*, exam: Exam, fmt: str, questions: Iterable[Question] | None = None) -> str:
+    """The exam's questions as a file in the given format; ExportError lists what the format cannot hold."""
+    if fmt not in FORMATS:
+        raise ValueError(f"Unknown format {fmt!r}: choose one of {', '.join(FORMATS)}.")
+    exported = export_bank(exam=exam, questions=questions)
+    if fmt == "gift":
+        return write_gift(exported)
+    if fmt == "aiken":
+        return write_aiken(exported)
+    return write_json(exported, exam_code=exam.code)

@@ -1,0 +1,307 @@
+"""Confirming or rejecting an erratum, and regrading every finished attempt in set-based SQL."""
+from collections.abc import Iterable
+from datetime import UTC, timedelta
+
+from django.db import connection, transaction
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    DecimalField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    Func,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.functions import Coalesce, Now
+from django.db.models.lookups import GreaterThanOrEqual
+
+from exams.models import (
+    Attempt,
+    Choice,
+    Erratum,
+    ErratumPolicy,
+    ErratumStatus,
+    Exam,
+    Question,
+    QuestionKind,
+    RegradeChange,
+    RegradeEvent,
+    Response,
+    ResponseChoice,
+    ReviewItem,
+)
+
+
+def erratum_confirm(
+    *,
+    erratum: Erratum,
+    policy: str,
+    corrected_choice_ids: Iterable[int] | None,
+    user=None,
+    note: str | None = None,
+) -> RegradeEvent:
+    """Set the corrected key, confirm the erratum with a policy and regrade past attempts.
+
+    For a void item `corrected_choice_ids` may be empty: the current key is kept.
+    Raises ValueError (changing nothing) for an unknown policy, a key that does not fit
+    the question, or an erratum that was already decided.
+    """
+    if policy not in ErratumPolicy.values:
+        raise ValueError(f"unknown erratum policy {policy!r}; expected one of {', '.join(ErratumPolicy.values)}")
+    policy = ErratumPolicy(policy)
+    with transaction.atomic():
+        question = _lock_question_and_attempts(question_id=erratum.question_id)
+        erratum = Erratum.objects.select_for_update().get(pk=erratum.pk)
+        if erratum.status != ErratumStatus.REPORTED:
+            raise ValueError(f"this erratum was already {erratum.get_status_display().lower()}; only a reported one can be confirmed")
+        key = _validated_key(question=question, choice_ids=corrected_choice_ids, policy=policy)
+        Choice.objects.filter(question=question).update(
+            is_correct=Case(When(pk__in=key, then=Value(True)), default=Value(False))
+        )
+        decision = {"status": ErratumStatus.CONFIRMED, "policy": policy, "decided_at": Now(), "decided_by": user}
+        if note is not None:
+            decision["note"] = note
+        Erratum.objects.filter(pk=erratum.pk).update(**decision)
+        erratum.refresh_from_db()
+        if policy == ErratumPolicy.VOID:
+            Question.objects.filter(pk=question.pk).update(is_active=False)
+        published = _published_key(erratum=erratum)
+        event = _regrade_locked(question=question, erratum=erratum, key=key, published=published, user=user)
+        if policy != ErratumPolicy.VOID and published and published != key:
+            _schedule_review(question=question, erratum=erratum, picked=published)
+    return event
+
+
+def erratum_reject(*, erratum: Erratum, user=None, note: str) -> Erratum:
+    """Close a reported erratum without changing the key; nothing is regraded."""
+    if not note or not note.strip():
+        raise ValueError("a rejection needs a note saying why the key stands")
+    with transaction.atomic():
+        erratum = Erratum.objects.select_for_update().get(pk=erratum.pk)
+        if erratum.status != ErratumStatus.REPORTED:
+            raise ValueError(f"this erratum was already {erratum.get_status_display().lower()}; only a reported one can be rejected")
+        Erratum.objects.filter(pk=erratum.pk).update(
+            status=ErratumStatus.REJECTED, decision_note=note, decided_at=Now(), decided_by=user
+        )
+        erratum.refresh_from_db()
+    return erratum
+
+
+def regrade_question(*, question: Question, user=None) -> RegradeEvent:
+    """Regrade every finished attempt holding the question under its latest confirmed erratum.
+
+    Safe to run again: once the stored grades agree with the key and policy, a second
+    run records an event with nothing changed.
+    """
+    with transaction.atomic():
+        question = _lock_question_and_attempts(question_id=question.pk)
+        erratum = _latest_confirmed(question=question)
+        if erratum is None:
+            raise ValueError(f"question {question.pk} has no confirmed erratum to regrade by")
+        key = frozenset(Choice.objects.filter(question=question, is_correct=True).order_by().values_list("pk", flat=True))
+        return _regrade_locked(
+            question=question, erratum=erratum, key=key, published=_published_key(erratum=erratum), user=user
+        )
+
+
+def score_changes_for(*, user, attempt: Attempt | None = None, limit: int = 20) -> list[RegradeChange]:
+    """The learner's latest score changes caused by errata, newest first, in one query.
+
+    Each change comes with `event.erratum.question` (its title names the correction)
+    and `attempt.exam` loaded.
+    """
+    changes = RegradeChange.objects.filter(attempt__user=user)
+    if attempt is not None:
+        changes = changes.filter(attempt=attempt)
+    return list(
+        changes.select_related("event__erratum__question", "attempt__exam").order_by(
+            "-event__created_at", "-event_id", "attempt_id"
+        )[:limit]
+    )
+
+
+def _lock_question_and_attempts(*, question_id: int) -> Question:
+    # The question first, then attempts in id order: finalization locks one attempt row
+    # while it grades, so holding every attempt row means no attempt is half-graded with
+    # the old key while we regrade. Locking the question also makes a draw that adds a
+    # new slot for it wait (its foreign-key check) until the new key is committed.
+    question = Question.objects.select_for_update().get(pk=question_id)
+    holding = Response.objects.filter(question_id=question_id).values("attempt_id")
+    list(Attempt.objects.select_for_update().filter(pk__in=holding).order_by("pk").values_list("pk", flat=True))
+    return question
+
+
+def _latest_confirmed(*, question: Question) -> Erratum | None:
+    # The same erratum exams.services.confirmed_keys grades new submissions by.
+    return (
+        Erratum.objects.filter(question=question, status=ErratumStatus.CONFIRMED)
+        .order_by("-decided_at", "-pk")
+        .first()
+    )
+
+
+def _published_key(*, erratum: Erratum) -> frozenset[int]:
+    return frozenset(erratum.published_key.order_by().values_list("pk", flat=True))
+
+
+def _validated_key(*, question: Question, choice_ids: Iterable[int] | None, policy: str) -> frozenset[int]:
+    """The corrected key, checked against the question; a void item may keep its current key."""
+    choices = dict(Choice.objects.filter(question=question).order_by().values_list("pk", "is_correct"))
+    key = frozenset(int(pk) for pk in (choice_ids or ()))
+    if not key and policy == ErratumPolicy.VOID:
+        return frozenset(pk for pk, is_correct in choices.items() if is_correct)
+    foreign = key - choices.keys()
+    if foreign:
+        raise ValueError(f"choices {sorted(foreign)} are not choices of question {question.pk}")
+    needed = 1 if question.kind == QuestionKind.SINGLE else question.choose
+    if len(key) != needed:
+        kind = "a single-answer" if question.kind == QuestionKind.SINGLE else "this multiple-answer"
+        raise ValueError(f"{kind} question needs exactly {needed} correct choice(s), got {len(key)}")
+    return key
+
+
+def _selection_is(key: frozenset[int]) -> Q:
+    """The response's picks are exactly `key` (a response correlated as OuterRef("pk"))."""
+    picks = ResponseChoice.objects.filter(response=OuterRef("pk"))
+    condition = ~Exists(picks.exclude(choice_id__in=key))
+    for choice_id in sorted(key):
+        condition &= Exists(picks.filter(choice_id=choice_id))
+    return Q(condition)
+
+
+def _count_responses(**conditions) -> Coalesce:
+    per_attempt = (
+        Response.objects.filter(attempt=OuterRef("pk"), **conditions)
+        .order_by()
+        .values("attempt")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(per_attempt, output_field=IntegerField()), Value(0))
+
+
+class _HundredthsToPercent(Func):
+    # A literal 100.0 is numeric on PostgreSQL (exact) and real on SQLite (correctly
+    # rounded, so it reads back as the same two-decimal value); a parameter would not be.
+    template = "(%(expressions)s / 100.0)"
+    output_field = DecimalField(max_digits=5, decimal_places=2)
+
+
+def _new_score() -> Case:
+    """exams.grading.score_percent in SQL: 100·right/total, two places, halves up, exactly."""
+    right, total = F("right_count"), F("total_count")
+    hundredths = ExpressionWrapper((right * 20000) / (total * 2), output_field=IntegerField())
+    return Case(
+        When(total_count=0, then=Value(0)),
+        default=_HundredthsToPercent(hundredths),
+        output_field=DecimalField(max_digits=5, decimal_places=2),
+    )
+
+
+def _new_passed() -> Case:
+    """exams.grading.is_passed in SQL: right·100 ≥ passing·total on the exact ratio."""
+    passing = Subquery(Exam.objects.filter(pk=OuterRef("exam_id")).order_by().values("passing_score"))
+    reaches = GreaterThanOrEqual(
+        ExpressionWrapper(F("right_count") * 100, output_field=IntegerField()),
+        ExpressionWrapper(passing * F("total_count"), output_field=IntegerField()),
+    )
+    return Case(
+        When(Q(total_count__gt=0) & Q(reaches), then=Value(True)),
+        default=Value(False),
+        output_field=BooleanField(),
+    )
+
+
+def _insert_select(*, model, columns: list[str], select: QuerySet) -> None:
+    # The ORM has no INSERT ... SELECT; the SELECT is still compiled by it, so the
+    # statement is the same portable SQL on PostgreSQL and SQLite.
+    sql, params = select.query.get_compiler(connection=connection).as_sql()
+    quoted = ", ".join(connection.ops.quote_name(column) for column in columns)
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({quoted}) {sql}", params)
+
+
+def _regrade_locked(
+    *, question: Question, erratum: Erratum, key: frozenset[int], published: frozenset[int], user
+) -> RegradeEvent:
+    """The regrade proper; the caller holds the question's and its attempts' row locks.
+
+    A fixed number of statements however many attempts hold the question.
+    """
+    if not key and erratum.policy != ErratumPolicy.VOID:
+        raise ValueError(f"question {question.pk} has no key to grade by")
+    event = RegradeEvent.objects.create(erratum=erratum, policy=erratum.policy, created_by=user)
+
+    responses = Response.objects.filter(question=question, attempt__status__in=Attempt.FINISHED_STATUSES)
+    if erratum.policy == ErratumPolicy.VOID:
+        touched = responses.update(is_correct=None)
+    else:
+        credited = [When(_selection_is(key), then=Value(True))]
+        if erratum.policy == ErratumPolicy.CREDIT_EITHER and published and published != key:
+            # Only attempts finished before the confirmation were graded by the published
+            # key (exams.grading.key_for); later ones knew the corrected one.
+            finished_before = Exists(
+                Attempt.objects.filter(pk=OuterRef("attempt_id"), finished_at__lt=erratum.decided_at)
+            )
+            credited.append(When(Q(finished_before) & _selection_is(published), then=Value(True)))
+        touched = responses.update(is_correct=Case(*credited, default=Value(False), output_field=BooleanField()))
+
+    attempts = Attempt.objects.filter(
+        status__in=Attempt.FINISHED_STATUSES,
+        pk__in=Response.objects.filter(question=question).values("attempt_id"),
+    )
+    # Counts first, then score and pass from the stored counts, so the changes can be
+    # read in between as (old score, new score) without a second copy of the formulas.
+    attempts.update(right_count=_count_responses(is_correct=True), total_count=_count_responses(is_correct__isnull=False))
+    changed = (
+        attempts.filter(score__isnull=False, passed__isnull=False)
+        .annotate(new_score=_new_score(), new_passed=_new_passed())
+        .exclude(score=F("new_score"), passed=F("new_passed"))
+        .order_by()
+        .values_list(Value(event.pk), "pk", "score", "new_score", "passed", "new_passed")
+    )
+    _insert_select(
+        model=RegradeChange,
+        columns=["event_id", "attempt_id", "old_score", "new_score", "old_passed", "new_passed"],
+        select=changed,
+    )
+    attempts.update(score=_new_score(), passed=_new_passed())
+
+    tally = RegradeChange.objects.filter(event=event).aggregate(
+        scores=Count("pk", filter=~Q(old_score=F("new_score"))),
+        flips=Count("pk", filter=~Q(old_passed=F("new_passed"))),
+    )
+    event.attempts_touched, event.scores_changed, event.pass_flips = touched, tally["scores"], tally["flips"]
+    event.save(update_fields=["attempts_touched", "scores_changed", "pass_flips"])
+    return event
+
+
+def _schedule_review(*, question: Question, erratum: Erratum, picked: frozenset[int]) -> None:
+    """Put the question due in review for everyone whose finished attempt picked `picked`."""
+    holding = Response.objects.filter(question=question).filter(_selection_is(picked)).values("attempt_id")
+    learners = (
+        Attempt.objects.filter(status__in=Attempt.FINISHED_STATUSES, pk__in=holding)
+        .order_by()
+        .values_list("user_id", flat=True)
+        .distinct()
+    )
+    # Yesterday in UTC is today or earlier in every time zone, so the item is due now
+    # wherever the learner is; decided_at is the database's clock.
+    due_on = erratum.decided_at.astimezone(UTC).date() - timedelta(days=1)
+    ReviewItem.objects.bulk_create(
+        [
+            ReviewItem(user_id=user_id, question=question, box=1, due_on=due_on, updated_at=erratum.decided_at)
+            for user_id in learners
+        ],
+        update_conflicts=True,
+        unique_fields=["user", "question"],
+        update_fields=["box", "due_on", "updated_at"],
+    )

@@ -1,0 +1,1 @@
+"""Learner pages, one module per area: catalogue and start pages, attempts, dashboard, reports."""

@@ -1,0 +1,136 @@
+"""The learner's dashboard — standing, readiness, what to practise next, history — and its exports."""
+import csv
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.core.serializers.json import DjangoJSONEncoder
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from exams import progress, services
+from exams.forms import LETTERS
+from exams.models import Attempt, Exam, RegradeChange, Response
+
+HISTORY_PAGE_SIZE = 20
+
+
+def _chosen_exam(request: HttpRequest) -> Exam | None:
+    exams = Exam.objects.filter(is_published=True)
+    code = request.GET.get("exam")
+    if code:
+        exam = exams.filter(code=code).first()
+        if exam:
+            return exam
+    attempted = exams.filter(attempts__user=request.user).order_by("-attempts__started_at").first()
+    return attempted or exams.order_by("code").first()
+
+
+@login_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    services.finalize_expired(user=request.user)
+    exam = _chosen_exam(request)
+    running = list(Attempt.objects.in_progress().with_clock().filter(user=request.user).select_related("exam", "domain"))
+    context = {"exam": exam, "running": running}
+    if exam is not None:
+        standings = progress.domain_standings(user=request.user, exam=exam)
+        history = (
+            Attempt.objects.finished().filter(user=request.user, exam=exam)
+            .select_related("domain").order_by("-finished_at", "-pk")
+        )
+        page = Paginator(history, HISTORY_PAGE_SIZE).get_page(request.GET.get("page"))
+        trend = progress.mock_trend(user=request.user, exam=exam)
+        answered = sum(s.answered for s in standings)
+        context |= {
+            "standings": standings,
+            "answered_total": answered,
+            "minimum_answers": progress.readiness.MIN_ANSWERED,
+            "estimate": progress.readiness_estimate(standings),
+            "weakest": progress.weakest_domain(standings),
+            "reviews_due": progress.reviews_due(user=request.user, exam=exam, today=services.learner_today(user=request.user)),
+            "trend": trend,
+            "chart": progress.trend_chart(trend, exam.passing_score),
+            "page": page,
+            "domains": exam.domains.all(),
+            "score_changes": RegradeChange.objects.filter(attempt__user=request.user, attempt__exam=exam)
+            .select_related("attempt", "event__erratum__question")
+            .order_by("-event__created_at", "-pk")[:10],
+            "other_exams": Exam.objects.filter(is_published=True).exclude(pk=exam.pk),
+        }
+    return render(request, "exams/dashboard.html", context)
+
+
+def _export_rows(user):
+    """Every response of the learner's finished attempts, attempt by attempt (two queries)."""
+    responses = (
+        Response.objects.filter(attempt__user=user, attempt__status__in=Attempt.FINISHED_STATUSES)
+        .select_related("attempt__exam", "question__domain")
+        .prefetch_related("picks")
+        .order_by("attempt__finished_at", "attempt_id", "position")
+    )
+    for response in responses.iterator(chunk_size=2000):
+        letters = {choice_id: LETTERS[index] for index, choice_id in enumerate(response.choice_order)}
+        yield response, "".join(sorted(letters.get(pick.choice_id, "?") for pick in response.picks.all()))
+
+
+ATTEMPT_FIELDS = ["attempt_id", "exam", "mode", "status", "started_at", "finished_at", "score", "published_score", "passed"]
+RESPONSE_FIELDS = ["position", "question_id", "question_title", "domain", "selected", "correct", "flagged", "answered_at"]
+
+
+def _attempt_values(attempt: Attempt) -> list:
+    return [
+        attempt.pk, attempt.exam.code, attempt.mode, attempt.status, attempt.started_at.isoformat(),
+        attempt.finished_at.isoformat(), attempt.score, attempt.published_score, attempt.passed,
+    ]
+
+
+def _response_values(response: Response, selected: str) -> list:
+    return [
+        response.position, response.question_id, response.question.title,
+        response.question.domain.name, selected, response.is_correct, response.flagged,
+        response.answered_at.isoformat() if response.answered_at else None,
+    ]
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+@login_required
+def export_csv(request: HttpRequest) -> StreamingHttpResponse:
+    writer = csv.writer(_Echo())
+
+    def lines():
+        yield writer.writerow(ATTEMPT_FIELDS + RESPONSE_FIELDS)
+        for response, selected in _export_rows(request.user):
+            yield writer.writerow(_attempt_values(response.attempt) + _response_values(response, selected))
+
+    stamp = timezone.now().strftime("%Y%m%d")
+    return StreamingHttpResponse(
+        lines(), content_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="certprep-history-{stamp}.csv"'},
+    )
+
+
+@login_required
+def export_json(request: HttpRequest) -> HttpResponse:
+    attempts: dict[int, dict] = {}
+    for response, selected in _export_rows(request.user):
+        attempt = response.attempt
+        if attempt.pk not in attempts:
+            attempts[attempt.pk] = dict(zip(ATTEMPT_FIELDS, _attempt_values(attempt), strict=True)) | {"responses": []}
+        attempts[attempt.pk]["responses"].append(dict(zip(RESPONSE_FIELDS, _response_values(response, selected), strict=True)))
+    body = {
+        "format": "certprep-history",
+        "version": 1,
+        "learner": request.user.get_username(),
+        "exported_at": timezone.now().isoformat(),
+        "attempts": list(attempts.values()),
+    }
+    stamp = timezone.now().strftime("%Y%m%d")
+    return HttpResponse(
+        json.dumps(body, cls=DjangoJSONEncoder, indent=1), content_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="certprep-history-{stamp}.json"'},
+    )
