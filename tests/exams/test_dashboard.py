@@ -1,0 +1,191 @@
+"""The dashboard: standing by domain, readiness by the formula, history, exports, query counts."""
+import csv
+import io
+import json
+import math
+import random
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from exams.models import Attempt, AttemptMode, AttemptStatus, Response, ResponseChoice, ReviewItem
+from exams.services import attempt_start
+from tests.factories import exam_with_bank
+
+pytestmark = pytest.mark.django_db
+
+
+def finished_history(user, exam, *, attempts: int, answered_share: float = 0.9, seed: int = 1) -> None:
+    """Finished attempts with answers, made in bulk (real rows, no shortcuts in what is read)."""
+    rng = random.Random(seed)
+    questions = list(exam.questions.prefetch_related("choices"))
+    version_for = {}
+    for question in questions:
+        version_for[question.pk] = question.current_version()
+    now = timezone.now()
+    made = Attempt.objects.bulk_create(
+        Attempt(
+            user=user, exam=exam, mode=rng.choice([AttemptMode.MOCK, AttemptMode.PRACTICE, AttemptMode.DRILL]),
+            status=AttemptStatus.SUBMITTED, started_at=now - timedelta(days=i, minutes=50),
+            finished_at=now - timedelta(days=i), score=Decimal(rng.randint(30, 95)), published_score=Decimal(50),
+            passed=rng.random() < 0.5, right_count=5, total_count=10,
+        )
+        for i in range(attempts)
+    )
+    responses, picks = [], []
+    for attempt in made:
+        for position, question in enumerate(rng.sample(questions, min(4, len(questions))), start=1):
+            answered = rng.random() < answered_share
+            right = rng.random() < 0.6
+            choices = list(question.choices.all())
+            responses.append(Response(
+                attempt=attempt, position=position, question=question, version=version_for[question.pk],
+                choice_order=[c.pk for c in choices], is_correct=right if answered else False,
+                answered_at=attempt.started_at + timedelta(minutes=position) if answered else None,
+            ))
+    Response.objects.bulk_create(responses)
+    for response in responses:
+        if response.answered_at:
+            key = next(c for c in response.question.choices.all() if c.is_correct == response.is_correct)
+            picks.append(ResponseChoice(response=response, choice=key))
+    ResponseChoice.objects.bulk_create(picks)
+
+
+def expected_standings(user, exam) -> dict[str, tuple[int, int]]:
+    """Mastery counts recomputed in Python straight from the rows, by PRODUCT §3's definition."""
+    rows = (
+        Response.objects.filter(
+            attempt__user=user, attempt__exam=exam, attempt__status__in=Attempt.FINISHED_STATUSES,
+            answered_at__isnull=False, is_correct__isnull=False,
+        )
+        .order_by("-answered_at", "-pk")
+        .values_list("question__domain__name", "is_correct")
+    )
+    counts: dict[str, list[int]] = {}
+    for domain, right in rows:
+        bucket = counts.setdefault(domain, [0, 0])
+        if bucket[1] < 50:
+            bucket[0] += int(right)
+            bucket[1] += 1
+    return {domain: (right, n) for domain, (right, n) in counts.items()}
+
+
+def expected_readiness(standings, weights) -> tuple[float, float, float]:
+    mean = var = 0.0
+    for domain, weight in weights.items():
+        right, n = standings.get(domain, (0, 0))
+        a, b = 1 + right, 1 + n - right
+        w = weight / 100
+        mean += w * a / (a + b)
+        var += w * w * a * b / ((a + b) ** 2 * (a + b + 1))
+    half = 1.645 * math.sqrt(var)
+    clip = lambda x: min(100.0, max(0.0, 100 * x))  # noqa: E731
+    return clip(mean), clip(mean - half), clip(mean + half)
+
+
+def test_a_new_learner_sees_a_first_step(learner_client):
+    exam_with_bank()
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "Start here" in page and "Not enough data yet: 0 of 20" in page
+    assert "No finished attempts yet." in page and "No mock yet" in page
+
+
+def test_mastery_and_readiness_follow_the_formulas(learner_client, learner):
+    exam = exam_with_bank(weights=(60, 40), per_domain=10)
+    finished_history(learner, exam, attempts=40)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    standings = expected_standings(learner, exam)
+    for domain, (right, n) in standings.items():
+        assert f"{right} / {n}" in page
+        assert n <= 50
+    weights = dict(exam.domains.values_list("name", "weight"))
+    predicted, low, high = expected_readiness(standings, weights)
+    assert f'<strong class="score">{predicted:.0f}%</strong> predicted score' in page
+    assert f"90% band {low:.0f}–{high:.0f}%" in page
+
+
+def test_readiness_needs_20_answers(learner_client, learner):
+    exam = exam_with_bank(weights=(100,), per_domain=10)
+    finished_history(learner, exam, attempts=4, answered_share=1.0)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "Not enough data yet: 16 of 20" in page
+
+
+def test_the_weakest_domain_is_one_click_from_a_drill(learner_client, learner):
+    exam = exam_with_bank(weights=(60, 40), per_domain=10)
+    finished_history(learner, exam, attempts=30)
+    standings = expected_standings(learner, exam)
+    weakest = min(standings, key=lambda d: standings[d][0] / standings[d][1])
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert f"Drill {weakest}" in page
+    domain = exam.domains.get(name=weakest)
+    learner_client.post(reverse("exams:start_session", args=[exam.code]), {"mode": "drill", "domain": domain.pk, "back": "dashboard"})
+    drill = Attempt.objects.get(user=learner, mode=AttemptMode.DRILL, status=AttemptStatus.IN_PROGRESS)
+    assert drill.domain == domain
+
+
+def test_reviews_due_and_unfinished_attempts_are_listed(learner_client, learner):
+    exam = exam_with_bank()
+    ReviewItem.objects.create(user=learner, question=exam.questions.first(), box=1, due_on=timezone.now().date() - timedelta(days=1))
+    attempt_start(user=learner, exam=exam)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "Review due (1)" in page
+    assert "Resume " in page and "left on the clock" in page
+
+
+def test_history_is_paginated(learner_client, learner):
+    exam = exam_with_bank()
+    finished_history(learner, exam, attempts=45)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "Page 1 of 3" in page
+    assert learner_client.get(reverse("exams:dashboard"), {"page": 3}).content.decode().count("<tr>") >= 5
+
+
+def dashboard_queries(client, user, exam, attempts: int) -> int:
+    finished_history(user, exam, attempts=attempts, seed=attempts)
+    attempt_start(user=user, exam=exam)
+    client.get(reverse("exams:dashboard"))
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(reverse("exams:dashboard")).status_code == 200
+    return len(queries.captured_queries)
+
+
+def test_the_dashboard_costs_the_same_queries_for_2_and_500_attempts(client, learner, other_learner):
+    exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
+    client.force_login(learner)
+    small = dashboard_queries(client, learner, exam, 2)
+    client.force_login(other_learner)
+    large = dashboard_queries(client, other_learner, exam, 500)
+    assert small == large
+
+
+def test_exports_hold_exactly_the_learners_finished_answers(learner_client, learner, other_learner):
+    exam = exam_with_bank()
+    finished_history(learner, exam, attempts=3, seed=3)
+    finished_history(other_learner, exam, attempts=2, seed=4)
+    attempt_start(user=learner, exam=exam)  # in progress: not exported
+    rows = list(csv.DictReader(io.StringIO(b"".join(learner_client.get(reverse("exams:export_csv")).streaming_content).decode())))
+    mine = Response.objects.filter(attempt__user=learner, attempt__status=AttemptStatus.SUBMITTED)
+    assert len(rows) == mine.count()
+    assert {int(row["attempt_id"]) for row in rows} == set(mine.values_list("attempt_id", flat=True))
+    sample = mine.select_related("question").first()
+    row = next(r for r in rows if int(r["attempt_id"]) == sample.attempt_id and int(r["position"]) == sample.position)
+    assert row["question_title"] == sample.question.title and row["correct"] == str(sample.is_correct)
+
+    body = json.loads(learner_client.get(reverse("exams:export_json")).content)
+    assert body["learner"] == learner.username
+    assert len(body["attempts"]) == 3
+    assert sum(len(a["responses"]) for a in body["attempts"]) == mine.count()
+    for exported in body["attempts"]:
+        attempt = Attempt.objects.get(pk=exported["attempt_id"])
+        assert attempt.user == learner and Decimal(exported["score"]) == attempt.score
+
+
+def test_the_dashboard_needs_a_login(client):
+    assert client.get(reverse("exams:dashboard")).status_code == 302
+    assert client.get(reverse("exams:export_csv")).status_code == 302
