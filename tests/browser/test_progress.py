@@ -1,0 +1,74 @@
+"""A new learner drills the weakest domain and watches mastery and reviews due change."""
+import re
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import expect
+
+from exams.management.commands.load_bank import bank_fixture_paths
+from exams.models import Attempt, AttemptMode
+from tests.browser.conftest import assert_accessible, log_in_as
+from tests.factories import UserFactory
+
+
+@pytest.fixture
+def bank(transactional_db):
+    call_command("loaddata", *[str(path) for path in bank_fixture_paths()], verbosity=0)
+
+
+def is_save(response) -> bool:
+    return response.request.method == "POST" and "/q/" in response.url
+
+
+def test_a_drill_from_the_weakest_domain_moves_mastery_and_reviews(page, live_server, bank):
+    learner = UserFactory(username="newcomer")
+    log_in_as(page, live_server, learner)
+    page.goto(f"{live_server.url}/dashboard/")
+    expect(page.get_by_role("heading", name="Start here")).to_be_visible()
+    expect(page.get_by_text("Not enough data yet: 0 of 20")).to_be_visible()
+    assert_accessible(page)
+
+    # With no answers yet, the heaviest domain is the one to drill.
+    page.get_by_role("button", name="Drill Experimentation").click()
+    expect(page.get_by_role("heading", name="Question 1 of 10")).to_be_visible()
+    drill = Attempt.objects.get(user=learner, mode=AttemptMode.DRILL)
+    slots = {slot.position: slot for slot in drill.responses.select_related("question")}
+
+    for position in range(1, 11):
+        slot = slots[position]
+        keys = set(slot.question.choices.filter(is_correct=True).values_list("pk", flat=True))
+        want_right = position > 3
+        indexes = [i for i, pk in enumerate(slot.choice_order) if (pk in keys) == want_right]
+        for index in indexes[: slot.question.choose if want_right else 1]:
+            with page.expect_response(is_save):
+                page.locator("label.choice").nth(index).click()
+        with page.expect_response(is_save):
+            page.get_by_role("button", name="Check answer").click()
+        expect(page.get_by_role("heading", name="Right" if want_right else "Wrong", exact=True)).to_be_visible()
+        if position == 1:
+            assert_accessible(page)
+        if position < 10:
+            with page.expect_response(is_save):
+                page.get_by_role("button", name="Next", exact=True).click()
+            expect(page.get_by_role("heading", name=f"Question {position + 1} of 10")).to_be_visible()
+            page.wait_for_function("!document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping')")
+
+    page.get_by_role("link", name="Session complete: see results").click()
+    expect(page.get_by_text("7 of 10 right")).to_be_visible()
+
+    page.get_by_role("link", name="Report a problem with this question").first.click()
+    expect(page.get_by_role("heading", name="Report a problem")).to_be_visible()
+    assert_accessible(page)
+    page.get_by_label("What is wrong with this question?").fill("I think the wording allows two answers.")
+    page.get_by_role("button", name="Send report").click()
+    expect(page.get_by_text("your report is with the instructors")).to_be_visible()
+
+    page.get_by_role("link", name="Dashboard").click()
+    row = page.get_by_role("row", name=re.compile("^Experimentation"))
+    expect(row).to_contain_text("7 / 10")
+    expect(row).to_contain_text("70%")
+    expect(page.get_by_role("button", name="Review due (3)")).to_be_visible()
+    assert_accessible(page)
+
+    page.get_by_role("button", name="Review due (3)").click()
+    expect(page.get_by_role("heading", name="Question 1 of 3")).to_be_visible()
