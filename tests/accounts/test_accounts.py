@@ -63,7 +63,9 @@ def test_password_reset_mails_a_link_that_sets_a_new_password(client, learner, m
     form_url = client.get(link, follow=True).redirect_chain[-1][0]
     response = client.post(form_url, {"new_password1": "brand-New-phrase-42", "new_password2": "brand-New-phrase-42"}, follow=True)
     assert "Your new password is set" in response.content.decode()
-    assert client.login(username=learner.username, password="brand-New-phrase-42")
+    client.logout()
+    response = client.post(reverse("login"), {"username": learner.username, "password": "brand-New-phrase-42"}, follow=True)
+    assert f"Signed in as <strong>{learner.username}</strong>" in response.content.decode()
 
 
 def test_password_change(client, learner):
@@ -94,3 +96,18 @@ def test_the_profile_needs_a_login(client):
     response = client.get(reverse("accounts:profile"))
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("login"))
+
+
+def test_repeated_failed_logins_lock_the_account_for_that_address_with_a_clear_message(client, learner):
+    for _ in range(4):
+        response = client.post(reverse("login"), {"username": learner.username, "password": "wrong"})
+        assert "Please enter a correct username and password" in response.content.decode()
+    assert client.post(reverse("login"), {"username": learner.username, "password": "wrong"}).status_code == 429
+    # Locked: even the right password is refused until the cool-off ends.
+    response = client.post(reverse("login"), {"username": learner.username, "password": PASSWORD})
+    assert response.status_code == 429
+    page = response.content.decode()
+    assert "Too many failed logins" in page and "15 min" in page
+    # The same learner from another address is not locked out.
+    other = client.post(reverse("login"), {"username": learner.username, "password": PASSWORD}, REMOTE_ADDR="10.9.8.7")
+    assert other.status_code == 302
