@@ -55,6 +55,8 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "config.urls"
+# /bench/hello, the floor the load benchmark compares against (bench/load); off in production.
+BENCHMARK_ENDPOINTS = envbool("BENCHMARK_ENDPOINTS", False)
 WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [

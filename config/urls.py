@@ -1,4 +1,5 @@
 """Top-level URL routes (/healthz is answered by config.health's middleware)."""
+from django.conf import settings
 from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path
@@ -13,3 +14,8 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("", include("exams.urls")),
 ]
+
+if settings.BENCHMARK_ENDPOINTS:
+    from config import bench
+
+    urlpatterns.insert(0, path("bench/hello", bench.hello, name="bench_hello"))

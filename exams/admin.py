@@ -38,7 +38,7 @@ class DomainInlineFormSet(forms.BaseInlineFormSet):
             raise ValidationError(f"Domain weights must add up to 100%; these add up to {total}%.")
 
 
-class DomainInline(admin.TabularInline):
+class DomainInline(admin.StackedInline):
     model = Domain
     formset = DomainInlineFormSet
     extra = 0
@@ -99,7 +99,7 @@ class ChoiceInlineFormSet(forms.BaseInlineFormSet):
                 )
 
 
-class ChoiceInline(admin.TabularInline):
+class ChoiceInline(admin.StackedInline):
     model = Choice
     formset = ChoiceInlineFormSet
     extra = 0

@@ -227,7 +227,13 @@
 
   function init() {
     const timer = document.getElementById("timer");
-    if (timer && endsAt === null) setRemaining(timer.dataset.remaining);
+    if (timer && endsAt === null) {
+      const seconds = Number(timer.dataset.remaining);
+      setRemaining(seconds);
+      // A warning already behind us when the page opens is not news: announce only
+      // the thresholds the countdown crosses while the learner is here.
+      for (const [limit] of WARNINGS) if (seconds <= limit) warned.add(limit);
+    }
     tick();
   }
 

@@ -49,7 +49,13 @@ def test_instructors_group_has_the_exams_permissions_only():
     from django.apps import apps
     from importlib import import_module
 
-    import_module("exams.migrations.0002_instructors_group").create_instructors(apps, None)
+    exams_config = apps.get_app_config("exams")
+    models_module = exams_config.models_module
+    try:
+        import_module("exams.migrations.0002_instructors_group").create_instructors(apps, None)
+    finally:
+        # The migration resets this on the app registry it is given; give it back.
+        exams_config.models_module = models_module
     group = Group.objects.get(name="Instructors")
     labels = set(group.permissions.values_list("content_type__app_label", flat=True))
     assert labels == {"exams"}
