@@ -76,8 +76,8 @@ TEMPLATES = [
 ]
 
 
-def _database() -> dict:
-    url = envstr("DATABASE_URL")
+def _database(variable: str = "DATABASE_URL") -> dict:
+    url = envstr(variable)
     if not url:
         # One learner on a laptop: an embedded file, WAL so readers never block the
         # writer, IMMEDIATE so a write transaction takes its lock up front.
@@ -92,13 +92,13 @@ def _database() -> dict:
     try:
         config = dj_database_url.parse(url)
     except Exception as exc:  # dj-database-url raises several types for a bad URL
-        raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
+        raise ImproperlyConfigured(f"{variable} is not a valid database URL: {exc}") from None
     if config.get("ENGINE") != "django.db.backends.postgresql":
         raise ImproperlyConfigured(
-            f"DATABASE_URL must be a postgres:// URL (or unset for SQLite), got scheme of {url.split(':', 1)[0]!r}"
+            f"{variable} must be a postgres:// URL (or unset for SQLite), got scheme of {url.split(':', 1)[0]!r}"
         )
     if not config.get("NAME"):
-        raise ImproperlyConfigured("DATABASE_URL must name a database, e.g. postgres://postgres@127.0.0.1:5432/certprep")
+        raise ImproperlyConfigured(f"{variable} must name a database, e.g. postgres://postgres@127.0.0.1:5432/certprep")
     if envbool("DATABASE_POOL", True):
         from psycopg_pool import ConnectionPool
 
@@ -120,6 +120,11 @@ def _database() -> dict:
 
 
 DATABASES = {"default": _database()}
+if envstr("DATABASE_REPLICA_URL"):
+    # A streaming replica of the primary, read only by item statistics (config.routers).
+    DATABASES["replica"] = _database("DATABASE_REPLICA_URL")
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+DATABASE_ROUTERS = ["config.routers.StatisticsReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,0 +1,102 @@
+"""Bad input the other test files do not already cover: each gets a clear answer and changes nothing.
+
+docs/SECURITY.md lists every class of bad input tried, with the test that proves it.
+"""
+import pytest
+from django.urls import reverse
+
+from exams.models import Attempt, Choice, Dispute, Erratum, ErratumPolicy, ErratumStatus, Question
+from exams.services import attempt_start, attempt_submit
+from tests.factories import ExamFactory, exam_with_bank
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HX-Request": "true"}
+
+
+def test_an_attempt_that_does_not_exist_is_404(learner_client):
+    assert learner_client.get(reverse("exams:question", args=[999999, 1])).status_code == 404
+    assert learner_client.post(reverse("exams:submit", args=[999999]), {"confirmed": "1"}).status_code == 404
+
+
+def test_opening_a_slot_beyond_the_attempt_goes_back_to_the_last_one_viewed(learner_client, learner):
+    attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+    response = learner_client.get(reverse("exams:question", args=[attempt.pk, 99]))
+    assert response["Location"] == reverse("exams:question", args=[attempt.pk, 1])
+
+
+def test_the_same_choice_twice_is_refused(learner_client, learner):
+    attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+    response = learner_client.post(reverse("exams:question", args=[attempt.pk, 1]), {"choice": ["2", "2"]}, headers=HTMX)
+    assert response.status_code == 400
+    assert not attempt.responses.filter(answered_at__isnull=False).exists()
+
+
+@pytest.mark.parametrize("count", ["0", "1000", "ten", "-3"])
+def test_a_session_size_out_of_range_is_refused(learner_client, learner, count):
+    exam = exam_with_bank()
+    response = learner_client.post(reverse("exams:start_session", args=[exam.code]), {"mode": "practice", "count": count}, follow=True)
+    page = response.content.decode()
+    assert "Ensure this value" in page or "Enter a whole number" in page
+    assert not Attempt.objects.exists()
+
+
+def test_an_unknown_session_mode_is_refused(learner_client):
+    exam = exam_with_bank()
+    page = learner_client.post(reverse("exams:start_session", args=[exam.code]), {"mode": "cheat"}, follow=True).content.decode()
+    assert "Select a valid choice" in page
+    assert not Attempt.objects.exists()
+
+
+@pytest.mark.parametrize("published", [False, None], ids=["unpublished", "unknown"])
+def test_starting_an_exam_that_is_not_offered_is_404(learner_client, published):
+    code = ExamFactory(is_published=False).code if published is False else "NO-SUCH-EXAM"
+    assert learner_client.post(reverse("exams:start_mock", args=[code])).status_code == 404
+    assert learner_client.post(reverse("exams:start_session", args=[code]), {"mode": "practice"}).status_code == 404
+    assert not Attempt.objects.exists()
+
+
+def test_an_unknown_results_filter_shows_everything(learner_client, learner):
+    attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+    attempt_submit(user=learner, attempt_id=attempt.pk)
+    page = learner_client.get(reverse("exams:results", args=[attempt.pk]), {"show": "<script>"}).content.decode()
+    assert page.count('class="result-item') == 10
+    assert "<script>" not in page.split("<main", 1)[1]
+
+
+def test_a_forged_host_header_is_refused(client, db):
+    assert client.get(reverse("exams:catalogue"), headers={"host": "evil.example"}).status_code == 400
+
+
+SCRIPT = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+def test_html_in_every_text_field_is_shown_as_text(client, learner, settings):
+    """Titles, stems, choices, feedback, explanations, notes, names and reasons never become markup."""
+    exam = exam_with_bank(weights=(100,), per_domain=10, question_count=10)
+    exam.title = exam.description = SCRIPT
+    exam.save()
+    exam.domains.update(name=f"Domain {SCRIPT}")
+    Question.objects.filter(exam=exam).update(title=SCRIPT, stem=SCRIPT, explanation=SCRIPT)
+    Choice.objects.filter(question__exam=exam).update(text=SCRIPT, feedback=SCRIPT)
+    learner.username = "a<b>c"
+    learner.save()
+    attempt = attempt_start(user=learner, exam=exam).attempt
+    question = attempt.responses.get(position=1).question
+    erratum = Erratum.objects.create(question=question, note=SCRIPT, status=ErratumStatus.CONFIRMED, policy=ErratumPolicy.CREDIT_CORRECTED)
+    erratum.published_key.set([question.choices.first()])
+    client.force_login(learner)
+    urls = [
+        reverse("exams:catalogue"), reverse("exams:exam", args=[exam.code]), reverse("exams:dashboard"),
+        reverse("exams:question", args=[attempt.pk, 1]), reverse("exams:review", args=[attempt.pk]),
+    ]
+    pages = [client.get(url).content.decode() for url in urls]
+    client.post(reverse("exams:submit", args=[attempt.pk]), {"confirmed": "1"})
+    client.post(reverse("exams:report", args=[attempt.pk, 1]), {"reason": SCRIPT})
+    assert Dispute.objects.get().reason == SCRIPT
+    pages += [client.get(reverse("exams:results", args=[attempt.pk])).content.decode()]
+    pages += [client.get(reverse("exams:report", args=[attempt.pk, 1])).content.decode()]
+    for page in pages:
+        body = page.split("<body", 1)[1]
+        assert "<script>alert" not in body and "onerror=alert" not in body.replace("onerror=alert(1)&gt;", "")
+        assert "<img src=x" not in body
+    assert "a&lt;b&gt;c" in pages[0]
