@@ -2,6 +2,7 @@
 from collections.abc import Iterable
 from datetime import UTC, timedelta
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import (
     BooleanField,
@@ -45,7 +46,7 @@ def erratum_confirm(
     erratum: Erratum,
     policy: str,
     corrected_choice_ids: Iterable[int] | None,
-    user=None,
+    user: AbstractBaseUser | None = None,
     note: str | None = None,
 ) -> RegradeEvent:
     """Set the corrected key, confirm the erratum with a policy and regrade past attempts.
@@ -80,7 +81,7 @@ def erratum_confirm(
     return event
 
 
-def erratum_reject(*, erratum: Erratum, user=None, note: str) -> Erratum:
+def erratum_reject(*, erratum: Erratum, user: AbstractBaseUser | None = None, note: str) -> Erratum:
     """Close a reported erratum without changing the key; nothing is regraded."""
     if not note or not note.strip():
         raise ValueError("a rejection needs a note saying why the key stands")
@@ -95,7 +96,7 @@ def erratum_reject(*, erratum: Erratum, user=None, note: str) -> Erratum:
     return erratum
 
 
-def regrade_question(*, question: Question, user=None) -> RegradeEvent:
+def regrade_question(*, question: Question, user: AbstractBaseUser | None = None) -> RegradeEvent:
     """Regrade every finished attempt holding the question under its latest confirmed erratum.
 
     Safe to run again: once the stored grades agree with the key and policy, a second
@@ -112,7 +113,9 @@ def regrade_question(*, question: Question, user=None) -> RegradeEvent:
         )
 
 
-def score_changes_for(*, user, attempt: Attempt | None = None, limit: int = 20) -> list[RegradeChange]:
+def score_changes_for(
+    *, user: AbstractBaseUser, attempt: Attempt | None = None, limit: int = 20
+) -> list[RegradeChange]:
     """The learner's latest score changes caused by errata, newest first, in one query.
 
     Each change comes with `event.erratum.question` (its title names the correction)
@@ -198,7 +201,7 @@ class _HundredthsToPercent(Func):
 def _new_score() -> Case:
     """exams.grading.score_percent in SQL: 100·right/total, two places, halves up, exactly."""
     right, total = F("right_count"), F("total_count")
-    hundredths = ExpressionWrapper((right * 20000) / (total * 2), output_field=IntegerField())
+    hundredths = ExpressionWrapper((right * 20000 + total) / (total * 2), output_field=IntegerField())
     return Case(
         When(total_count=0, then=Value(0)),
         default=_HundredthsToPercent(hundredths),
@@ -230,7 +233,8 @@ def _insert_select(*, model, columns: list[str], select: QuerySet) -> None:
 
 
 def _regrade_locked(
-    *, question: Question, erratum: Erratum, key: frozenset[int], published: frozenset[int], user
+    *, question: Question, erratum: Erratum, key: frozenset[int], published: frozenset[int],
+    user: AbstractBaseUser | None,
 ) -> RegradeEvent:
     """The regrade proper; the caller holds the question's and its attempts' row locks.
 
@@ -261,6 +265,8 @@ def _regrade_locked(
     # Counts first, then score and pass from the stored counts, so the changes can be
     # read in between as (old score, new score) without a second copy of the formulas.
     attempts.update(right_count=_count_responses(is_correct=True), total_count=_count_responses(is_correct__isnull=False))
+    # An attempt marked finished without ever being graded has no old score to report.
+    # values_list keeps its arguments' order in the SELECT: the INSERT's column order.
     changed = (
         attempts.filter(score__isnull=False, passed__isnull=False)
         .annotate(new_score=_new_score(), new_passed=_new_passed())

@@ -1,0 +1,647 @@
+"""Errata confirmation and the set-based regrade: policies, records, review, idempotence, locking."""
+import threading
+from datetime import UTC, date, timedelta
+from decimal import Decimal
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from exams import grading
+from exams.models import (
+    Attempt,
+    AttemptMode,
+    AttemptStatus,
+    Choice,
+    Erratum,
+    ErratumPolicy,
+    ErratumStatus,
+    Question,
+    QuestionKind,
+    QuestionVersion,
+    RegradeChange,
+    RegradeEvent,
+    Response,
+    ResponseChoice,
+    ReviewItem,
+)
+from exams.regrade import (
+    _new_passed,
+    _new_score,
+    erratum_confirm,
+    erratum_reject,
+    regrade_question,
+    score_changes_for,
+)
+from exams.services import confirmed_keys, domain_results
+from tests.factories import DomainFactory, ExamFactory, QuestionFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+# --- building blocks ----------------------------------------------------------------
+
+
+def make_bank(*, questions: int = 4, passing_score: int = 70, domains: int = 1):
+    """An exam with `questions` single-answer questions keyed A, spread over `domains` domains."""
+    exam = ExamFactory(question_count=questions, passing_score=passing_score)
+    areas = [DomainFactory(exam=exam, weight=100 // domains, order=order) for order in range(domains)]
+    bank = [QuestionFactory(domain=areas[index % domains], exam=exam, keys=["A"]) for index in range(questions)]
+    return exam, bank
+
+
+def choice_ids(question: Question, labels: str) -> set[int]:
+    return set(question.choices.filter(label__in=list(labels)).values_list("pk", flat=True))
+
+
+def start_attempt(*, user, exam, answers: dict[Question, str], mode: str = AttemptMode.MOCK) -> Attempt:
+    """An in-progress attempt holding `answers` (question → picked labels, "" unanswered)."""
+    questions = list(answers)
+    versions = QuestionVersion.objects.current_for(questions)
+    attempt = Attempt.objects.create(user=user, exam=exam, mode=mode)
+    for position, question in enumerate(questions, start=1):
+        response = Response.objects.create(
+            attempt=attempt, position=position, question=question, version=versions[question.pk],
+            choice_order=sorted(question.choices.values_list("pk", flat=True)),
+        )
+        ResponseChoice.objects.bulk_create(
+            ResponseChoice(response=response, choice_id=pk) for pk in choice_ids(question, answers[question])
+        )
+    return attempt
+
+
+def finish(attempt: Attempt, *, expired: bool = False) -> Attempt:
+    with transaction.atomic():
+        locked = Attempt.objects.select_for_update().select_related("exam").get(pk=attempt.pk)
+        locked.finish(expired=expired)
+    return Attempt.objects.get(pk=attempt.pk)
+
+
+def finished_attempt(*, user, exam, answers: dict[Question, str], **kwargs) -> Attempt:
+    return finish(start_attempt(user=user, exam=exam, answers=answers, **kwargs))
+
+
+def report(question: Question) -> Erratum:
+    """An open erratum whose published key is the question's current key."""
+    erratum = Erratum.objects.create(question=question, note="The published key is wrong.")
+    erratum.published_key.set(question.choices.filter(is_correct=True))
+    return erratum
+
+
+def backdate(*attempts: Attempt, by: timedelta = timedelta(hours=1)) -> None:
+    # Finishing and confirming inside one test can share a millisecond on SQLite's clock;
+    # an hour apart, "finished before the confirmation" is unambiguous on both databases.
+    Attempt.objects.filter(pk__in=[a.pk for a in attempts]).update(finished_at=timezone.now() - by)
+
+
+def result(attempt: Attempt) -> tuple:
+    attempt = Attempt.objects.get(pk=attempt.pk)
+    return attempt.right_count, attempt.total_count, attempt.score, attempt.passed, attempt.published_score
+
+
+def is_correct(attempt: Attempt, question: Question) -> bool | None:
+    return Response.objects.get(attempt=attempt, question=question).is_correct
+
+
+@pytest.fixture
+def learners(db):
+    return [UserFactory(username=name) for name in ("alice", "bob", "carol", "dave")]
+
+
+# --- credit the corrected key -------------------------------------------------------
+
+
+class TestCreditCorrected:
+    def test_right_turns_wrong_and_wrong_turns_right(self, learners, instructor):
+        alice, bob, carol, _ = learners
+        exam, (q, q2, q3, q4) = make_bank()
+        # Alice picked the published key (A) and had 3/4; Bob picked B, the real answer.
+        a = finished_attempt(user=alice, exam=exam, answers={q: "A", q2: "A", q3: "A", q4: "B"})
+        b = finished_attempt(user=bob, exam=exam, answers={q: "B", q2: "A", q3: "A", q4: "B"})
+        c = finished_attempt(user=carol, exam=exam, answers={q: "C", q2: "B", q3: "A", q4: "B"})
+        backdate(a, b, c)
+        assert result(a) == (3, 4, Decimal("75.00"), True, Decimal("75.00"))
+        assert result(b) == (2, 4, Decimal("50.00"), False, Decimal("50.00"))
+
+        erratum = report(q)
+        event = erratum_confirm(
+            erratum=erratum, policy=ErratumPolicy.CREDIT_CORRECTED, corrected_choice_ids=choice_ids(q, "B"),
+            user=instructor, note="B is right: the published key confused the two.",
+        )
+
+        assert set(q.choices.filter(is_correct=True).values_list("label", flat=True)) == {"B"}
+        erratum.refresh_from_db()
+        assert erratum.status == ErratumStatus.CONFIRMED and erratum.policy == ErratumPolicy.CREDIT_CORRECTED
+        assert erratum.decided_by == instructor and erratum.decided_at is not None
+        assert erratum.note == "B is right: the published key confused the two."
+        # published_score keeps the score as first graded.
+        assert result(a) == (2, 4, Decimal("50.00"), False, Decimal("75.00"))
+        assert result(b) == (3, 4, Decimal("75.00"), True, Decimal("50.00"))
+        assert result(c) == (1, 4, Decimal("25.00"), False, Decimal("25.00"))
+        assert (is_correct(a, q), is_correct(b, q), is_correct(c, q)) == (False, True, False)
+        assert (event.erratum, event.policy, event.created_by) == (erratum, ErratumPolicy.CREDIT_CORRECTED, instructor)
+        assert (event.attempts_touched, event.scores_changed, event.pass_flips) == (3, 2, 2)
+        changes = {
+            (ch.attempt_id, ch.old_score, ch.new_score, ch.old_passed, ch.new_passed) for ch in event.changes.all()
+        }
+        assert changes == {
+            (a.pk, Decimal("75.00"), Decimal("50.00"), True, False),
+            (b.pk, Decimal("50.00"), Decimal("75.00"), False, True),
+        }
+
+    def test_a_score_change_without_a_pass_flip_is_counted_as_such(self, learners):
+        alice, *_ = learners
+        exam, (q, q2, q3, q4) = make_bank(passing_score=50)
+        a = finished_attempt(user=alice, exam=exam, answers={q: "B", q2: "A", q3: "A", q4: "A"})
+        event = erratum_confirm(erratum=report(q), policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"))
+        assert result(a)[:4] == (4, 4, Decimal("100.00"), True)
+        assert (event.attempts_touched, event.scores_changed, event.pass_flips) == (1, 1, 0)
+
+    def test_only_finished_attempts_are_regraded_and_expired_ones_count(self, learners):
+        alice, bob, *_ = learners
+        exam, (q, q2, *_) = make_bank(questions=2)
+        expired = finish(start_attempt(user=alice, exam=exam, answers={q: "B", q2: "A"}), expired=True)
+        running = start_attempt(user=bob, exam=exam, answers={q: "B", q2: "A"})
+        event = erratum_confirm(erratum=report(q), policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"))
+        assert Attempt.objects.get(pk=expired.pk).status == AttemptStatus.EXPIRED
+        assert result(expired)[:4] == (2, 2, Decimal("100.00"), True)
+        assert event.attempts_touched == 1
+        running.refresh_from_db()
+        assert running.score is None and is_correct(running, q) is None
+        # The running attempt is graded at submit by the corrected key.
+        assert result(finish(running))[:4] == (2, 2, Decimal("100.00"), True)
+
+    def test_multiple_answer_keys_are_compared_as_sets(self, learners):
+        alice, bob, carol, _ = learners
+        exam, (q2,) = make_bank(questions=1)
+        q = QuestionFactory(domain=q2.domain, exam=exam, kind=QuestionKind.MULTIPLE, choose=2, keys=["A", "B"])
+        a = finished_attempt(user=alice, exam=exam, answers={q: "AB", q2: "A"})
+        b = finished_attempt(user=bob, exam=exam, answers={q: "AC", q2: "A"})
+        c = finished_attempt(user=carol, exam=exam, answers={q: "A", q2: "A"})
+        erratum_confirm(erratum=report(q), policy="credit_corrected", corrected_choice_ids=choice_ids(q, "AC"))
+        assert (is_correct(a, q), is_correct(b, q), is_correct(c, q)) == (False, True, False)
+
+
+# --- credit either key --------------------------------------------------------------
+
+
+class TestCreditEither:
+    def test_both_keys_earn_credit_for_attempts_finished_before_the_confirmation(self, learners):
+        alice, bob, carol, dave = learners
+        exam, (q, q2) = make_bank(questions=2)
+        a = finished_attempt(user=alice, exam=exam, answers={q: "A", q2: "A"})
+        b = finished_attempt(user=bob, exam=exam, answers={q: "B", q2: "A"})
+        c = finished_attempt(user=carol, exam=exam, answers={q: "C", q2: "A"})
+        backdate(a, b, c)
+        event = erratum_confirm(erratum=report(q), policy="credit_either", corrected_choice_ids=choice_ids(q, "B"))
+        assert (is_correct(a, q), is_correct(b, q), is_correct(c, q)) == (True, True, False)
+        assert result(a)[:4] == (2, 2, Decimal("100.00"), True)
+        assert result(b)[:4] == (2, 2, Decimal("100.00"), True)
+        assert (event.attempts_touched, event.scores_changed, event.pass_flips) == (3, 1, 1)
+        assert list(event.changes.values_list("attempt_id", flat=True)) == [b.pk]
+
+    def test_attempts_finished_after_the_confirmation_need_the_corrected_key(self, learners):
+        alice, bob, *_ = learners
+        exam, (q, q2) = make_bank(questions=2)
+        erratum = report(q)
+        late = start_attempt(user=alice, exam=exam, answers={q: "A", q2: "A"})
+        erratum_confirm(erratum=erratum, policy="credit_either", corrected_choice_ids=choice_ids(q, "B"))
+        late = finish(late)
+        erratum.refresh_from_db()
+        assert late.finished_at > erratum.decided_at
+        assert is_correct(late, q) is False and result(late)[:4] == (1, 2, Decimal("50.00"), False)
+
+        # An attempt graded with the old key's credit but finished after the confirmation
+        # (stale, as if graded elsewhere) loses that credit when regraded.
+        stale = finished_attempt(user=bob, exam=exam, answers={q: "A", q2: "A"})
+        Response.objects.filter(attempt=stale, question=q).update(is_correct=True)
+        Attempt.objects.filter(pk=stale.pk).update(right_count=2, score=Decimal("100.00"), passed=True)
+        event = regrade_question(question=q)
+        assert is_correct(stale, q) is False and result(stale)[:4] == (1, 2, Decimal("50.00"), False)
+        assert is_correct(late, q) is False
+        assert (event.attempts_touched, event.scores_changed, event.pass_flips) == (2, 1, 1)
+
+
+# --- void the item ------------------------------------------------------------------
+
+
+class TestVoid:
+    def test_void_removes_the_item_from_totals_and_its_domain_and_retires_it(self, learners):
+        alice, bob, *_ = learners
+        exam, (q, q2, q3, q4) = make_bank(domains=2)  # q, q3 in the first domain; q2, q4 in the second
+        a = finished_attempt(user=alice, exam=exam, answers={q: "A", q2: "A", q3: "B", q4: "A"})
+        b = finished_attempt(user=bob, exam=exam, answers={q: "C", q2: "A", q3: "A", q4: "B"})
+        before = domain_results(attempts=[a, b])
+        assert before[a.pk][q.domain_id] == (1, 2) and before[b.pk][q.domain_id] == (1, 2)
+
+        event = erratum_confirm(erratum=report(q), policy="void", corrected_choice_ids=[])
+
+        q.refresh_from_db()
+        assert not q.is_active
+        assert set(q.choices.filter(is_correct=True).values_list("label", flat=True)) == {"A"}
+        assert is_correct(a, q) is None and is_correct(b, q) is None
+        assert result(a) == (2, 3, Decimal("66.67"), False, Decimal("75.00"))
+        assert result(b) == (2, 3, Decimal("66.67"), False, Decimal("50.00"))
+        after = domain_results(attempts=[a, b])
+        assert after[a.pk][q.domain_id] == (0, 1) and after[b.pk][q.domain_id] == (1, 1)
+        assert after[a.pk][q2.domain_id] == before[a.pk][q2.domain_id]
+        assert (event.attempts_touched, event.scores_changed, event.pass_flips) == (2, 2, 1)
+
+    def test_voiding_the_only_item_leaves_an_empty_attempt_failed_at_zero(self, learners):
+        alice, *_ = learners
+        exam, (q,) = make_bank(questions=1)
+        a = finished_attempt(user=alice, exam=exam, answers={q: "A"})
+        erratum_confirm(erratum=report(q), policy="void", corrected_choice_ids=None)
+        assert result(a) == (0, 0, Decimal("0.00"), False, Decimal("100.00"))
+
+    def test_void_may_also_correct_the_key(self, learners):
+        alice, *_ = learners
+        exam, (q, q2) = make_bank(questions=2)
+        erratum_confirm(erratum=report(q), policy="void", corrected_choice_ids=choice_ids(q, "D"))
+        assert set(q.choices.filter(is_correct=True).values_list("label", flat=True)) == {"D"}
+
+
+# --- review, records, idempotence ---------------------------------------------------
+
+
+class TestReviewAfterCorrection:
+    def test_learners_who_picked_the_old_key_get_the_question_due_in_review(self, learners):
+        alice, bob, carol, dave = learners
+        exam, (q, q2) = make_bank(questions=2)
+        finished_attempt(user=alice, exam=exam, answers={q: "A", q2: "A"})
+        finished_attempt(user=alice, exam=exam, answers={q: "A", q2: "A"}, mode=AttemptMode.PRACTICE)
+        finished_attempt(user=bob, exam=exam, answers={q: "B", q2: "A"})
+        start_attempt(user=carol, exam=exam, answers={q: "A", q2: "A"})  # not finished
+        finished_attempt(user=dave, exam=exam, answers={q: "A", q2: "A"})
+        ReviewItem.objects.create(user=dave, question=q, box=4, due_on=date(2099, 1, 1))
+        ReviewItem.objects.create(user=dave, question=q2, box=3, due_on=date(2099, 1, 1))
+
+        erratum = report(q)
+        erratum_confirm(erratum=erratum, policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"))
+
+        erratum.refresh_from_db()
+        yesterday_utc = erratum.decided_at.astimezone(UTC).date() - timedelta(days=1)
+        items = {(item.user.username, item.question_id): (item.box, item.due_on) for item in ReviewItem.objects.select_related("user")}
+        assert items == {
+            ("alice", q.pk): (1, yesterday_utc),
+            ("dave", q.pk): (1, yesterday_utc),
+            ("dave", q2.pk): (3, date(2099, 1, 1)),
+        }
+
+    def test_credit_either_also_sends_the_old_key_to_review_and_void_does_not(self, learners):
+        alice, *_ = learners
+        exam, (q, q2) = make_bank(questions=2)
+        finished_attempt(user=alice, exam=exam, answers={q: "A", q2: "A"})
+        erratum_confirm(erratum=report(q), policy="credit_either", corrected_choice_ids=choice_ids(q, "C"))
+        assert ReviewItem.objects.filter(user=alice, question=q, box=1).exists()
+        # A void item is retired: there is no right answer left to learn from it.
+        erratum_confirm(erratum=report(q2), policy="void", corrected_choice_ids=choice_ids(q2, "B"))
+        assert not ReviewItem.objects.filter(question=q2).exists()
+
+
+class TestRegradeAgain:
+    @pytest.mark.parametrize("policy", ErratumPolicy.values)
+    def test_a_second_regrade_changes_nothing(self, learners, policy):
+        exam, (q, q2, q3) = make_bank(questions=3)
+        attempts = [
+            finished_attempt(user=learner, exam=exam, answers={q: picks, q2: "A", q3: "B"})
+            for learner, picks in zip(learners, ["A", "B", "C", ""], strict=True)
+        ]
+        backdate(*attempts)
+        first = erratum_confirm(erratum=report(q), policy=policy, corrected_choice_ids=choice_ids(q, "B"))
+        after_first = [result(a) for a in attempts]
+        picks_first = list(Response.objects.order_by("pk").values_list("pk", "is_correct"))
+
+        second = regrade_question(question=q)
+
+        assert first.scores_changed > 0
+        assert (second.attempts_touched, second.scores_changed, second.pass_flips) == (4, 0, 0)
+        assert not second.changes.exists()
+        assert [result(a) for a in attempts] == after_first
+        assert list(Response.objects.order_by("pk").values_list("pk", "is_correct")) == picks_first
+        assert RegradeEvent.objects.count() == 2
+
+    def test_regrade_needs_a_confirmed_erratum(self):
+        exam, (q,) = make_bank(questions=1)
+        report(q)
+        with pytest.raises(ValueError, match="no confirmed erratum"):
+            regrade_question(question=q)
+
+
+# --- validation and rejection -------------------------------------------------------
+
+
+class TestDecisions:
+    @pytest.mark.parametrize(
+        ("labels", "message"),
+        [("", "exactly 1"), ("BC", "exactly 1")],
+    )
+    def test_a_single_answer_question_needs_exactly_one_key(self, labels, message, learners):
+        exam, (q, q2) = make_bank(questions=2)
+        a = finished_attempt(user=learners[0], exam=exam, answers={q: "A", q2: "A"})
+        erratum = report(q)
+        with pytest.raises(ValueError, match=message):
+            erratum_confirm(erratum=erratum, policy="credit_corrected", corrected_choice_ids=choice_ids(q, labels))
+        erratum.refresh_from_db()
+        assert erratum.status == ErratumStatus.REPORTED and erratum.decided_at is None
+        assert set(q.choices.filter(is_correct=True).values_list("label", flat=True)) == {"A"}
+        assert result(a)[:4] == (2, 2, Decimal("100.00"), True)
+        assert not RegradeEvent.objects.exists()
+
+    def test_a_multiple_answer_question_needs_choose_keys(self):
+        exam, _ = make_bank(questions=1)
+        q = QuestionFactory(exam=exam, domain=exam.domains.get(), kind=QuestionKind.MULTIPLE, choose=2, keys=["A", "B"])
+        with pytest.raises(ValueError, match="exactly 2 correct"):
+            erratum_confirm(erratum=report(q), policy="credit_corrected", corrected_choice_ids=choice_ids(q, "ABC"))
+
+    def test_choices_of_another_question_and_unknown_policies_are_refused(self):
+        exam, (q, q2) = make_bank(questions=2)
+        erratum = report(q)
+        with pytest.raises(ValueError, match="not choices of question"):
+            erratum_confirm(erratum=erratum, policy="credit_corrected", corrected_choice_ids=choice_ids(q2, "B"))
+        with pytest.raises(ValueError, match="unknown erratum policy"):
+            erratum_confirm(erratum=erratum, policy="forgive", corrected_choice_ids=choice_ids(q, "B"))
+        with pytest.raises(ValueError, match="exactly 1"):
+            erratum_confirm(erratum=erratum, policy="credit_either", corrected_choice_ids=[])
+
+    def test_an_erratum_is_decided_once(self):
+        exam, (q,) = make_bank(questions=1)
+        erratum = report(q)
+        erratum_confirm(erratum=erratum, policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"))
+        with pytest.raises(ValueError, match="already confirmed"):
+            erratum_confirm(erratum=erratum, policy="void", corrected_choice_ids=[])
+        with pytest.raises(ValueError, match="already confirmed"):
+            erratum_reject(erratum=erratum, note="No.")
+
+    def test_reject_records_the_decision_and_regrades_nothing(self, learners, instructor):
+        exam, (q, q2) = make_bank(questions=2)
+        a = finished_attempt(user=learners[0], exam=exam, answers={q: "A", q2: "B"})
+        erratum = report(q)
+        rejected = erratum_reject(erratum=erratum, user=instructor, note="The key is right; see the docs.")
+        assert rejected.status == ErratumStatus.REJECTED
+        assert rejected.decision_note == "The key is right; see the docs."
+        assert rejected.decided_by == instructor and rejected.decided_at is not None and rejected.policy == ""
+        assert set(q.choices.filter(is_correct=True).values_list("label", flat=True)) == {"A"}
+        assert result(a)[:4] == (1, 2, Decimal("50.00"), False)
+        assert not RegradeEvent.objects.exists() and not ReviewItem.objects.exists()
+        # The question can be reported again: the rejected erratum is no longer open.
+        report(q)
+
+    def test_a_rejection_needs_a_note(self):
+        exam, (q,) = make_bank(questions=1)
+        erratum = report(q)
+        with pytest.raises(ValueError, match="needs a note"):
+            erratum_reject(erratum=erratum, note="  ")
+        erratum.refresh_from_db()
+        assert erratum.status == ErratumStatus.REPORTED
+
+
+# --- learners' notices --------------------------------------------------------------
+
+
+class TestScoreChanges:
+    def test_a_learner_sees_only_their_own_changes_newest_first_in_one_query(self, learners):
+        alice, bob, *_ = learners
+        exam, (q, q2, q3) = make_bank(questions=3)
+        a = finished_attempt(user=alice, exam=exam, answers={q: "B", q2: "B", q3: "A"})
+        b = finished_attempt(user=bob, exam=exam, answers={q: "B", q2: "A", q3: "A"})
+        erratum_confirm(erratum=report(q), policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"))
+        erratum_confirm(erratum=report(q2), policy="credit_corrected", corrected_choice_ids=choice_ids(q2, "B"))
+
+        with CaptureQueriesContext(connection) as queries:
+            changes = score_changes_for(user=alice)
+            lines = [
+                f"your score on {change.attempt.exam.code} changed from {change.old_score} to {change.new_score} "
+                f"after a correction to {change.event.erratum.question.title}"
+                for change in changes
+            ]
+        assert len(queries) == 1
+        assert lines == [
+            f"your score on {exam.code} changed from 66.67 to 100.00 after a correction to {q2.title}",
+            f"your score on {exam.code} changed from 33.33 to 66.67 after a correction to {q.title}",
+        ]
+        assert [(c.attempt_id, c.new_score) for c in score_changes_for(user=bob)] == [
+            (b.pk, Decimal("66.67")), (b.pk, Decimal("100.00")),
+        ]
+        assert score_changes_for(user=alice, attempt=b) == []
+        assert len(score_changes_for(user=alice, attempt=a, limit=1)) == 1
+
+
+# --- SQL formulas and query counts --------------------------------------------------
+
+
+def test_the_sql_score_and_pass_agree_with_exams_grading_for_every_count_up_to_40(learners):
+    exam = ExamFactory(passing_score=70)
+    now = timezone.now()
+    pairs = [(right, total) for total in range(0, 41) for right in range(0, total + 1)]
+    Attempt.objects.bulk_create(
+        Attempt(
+            user=learners[0], exam=exam, status=AttemptStatus.SUBMITTED, finished_at=now,
+            right_count=right, total_count=total,
+        )
+        for right, total in pairs
+    )
+    rows = Attempt.objects.filter(exam=exam).annotate(new_score=_new_score(), new_passed=_new_passed())
+    computed = {(row.right_count, row.total_count): (row.new_score, row.new_passed) for row in rows}
+    expected = {
+        (right, total): (
+            grading.score_percent(right=right, total=total),
+            grading.is_passed(right=right, total=total, passing_score=70),
+        )
+        for right, total in pairs
+    }
+    assert computed == expected
+    assert computed[(1, 32)][0] == Decimal("3.13")  # a half rounds up
+
+
+def confirm_with_queries(*, attempts: int) -> tuple[int, RegradeEvent]:
+    exam, (q, q2) = make_bank(questions=2)
+    for index in range(attempts):
+        user = UserFactory()
+        finished_attempt(user=user, exam=exam, answers={q: "ABC"[index % 3], q2: "A"})
+    erratum = report(q)
+    with CaptureQueriesContext(connection) as queries:
+        event = erratum_confirm(erratum=erratum, policy="credit_either", corrected_choice_ids=choice_ids(q, "B"))
+    return len(queries), event
+
+
+def test_the_number_of_queries_of_a_regrade_does_not_grow_with_attempts(db):
+    few, small = confirm_with_queries(attempts=5)
+    many, large = confirm_with_queries(attempts=50)
+    assert (small.attempts_touched, large.attempts_touched) == (5, 50)
+    assert large.scores_changed == 17  # those who picked B (index 1, 4, …, 49)
+    assert few == many, (few, many)
+
+
+# --- a regrade equals grading from scratch ------------------------------------------
+
+
+LABELS = "ABCD"
+
+
+@st.composite
+def questions(draw):
+    kind = draw(st.sampled_from([QuestionKind.SINGLE, QuestionKind.MULTIPLE]))
+    choose = 1 if kind == QuestionKind.SINGLE else draw(st.integers(2, 3))
+    key = draw(st.lists(st.sampled_from(LABELS), min_size=choose, max_size=choose, unique=True))
+    return {"kind": kind, "choose": choose, "key": "".join(key), "domain": draw(st.integers(0, 1))}
+
+
+@st.composite
+def scenarios(draw):
+    bank = draw(st.lists(questions(), min_size=2, max_size=4))
+    target = bank[0]
+    corrected = draw(st.lists(st.sampled_from(LABELS), min_size=target["choose"], max_size=target["choose"], unique=True))
+    picks = st.lists(st.sampled_from(LABELS), max_size=3, unique=True).map("".join)
+    # Picking the published or the corrected key is what the policies are about, so
+    # those selections come up far more often than chance would have them.
+    target_picks = st.one_of(st.sampled_from([target["key"], "".join(corrected)]), picks)
+    attempts = draw(
+        st.lists(
+            st.fixed_dictionaries({
+                "learner": st.integers(0, 2),
+                "answers": st.tuples(target_picks, st.lists(picks, min_size=len(bank) - 1, max_size=len(bank) - 1)).map(
+                    lambda answers: [answers[0], *answers[1]]
+                ),
+                "expired": st.booleans(),
+                "after": st.booleans(),
+            }),
+            min_size=1, max_size=6,
+        )
+    )
+    return {
+        "bank": bank,
+        "corrected": "".join(corrected),
+        "policy": draw(st.sampled_from(ErratumPolicy.values)),
+        "passing_score": draw(st.sampled_from([50, 60, 70, 75])),
+        "attempts": attempts,
+    }
+
+
+def assert_graded_from_scratch(attempts: list[Attempt]) -> None:
+    """Every stored grade equals exams.grading over confirmed_keys, as a fresh submit would."""
+    for attempt in Attempt.objects.filter(pk__in=[a.pk for a in attempts]).select_related("exam"):
+        responses = list(
+            attempt.responses.select_related("question").prefetch_related("picks").order_by("position")
+        )
+        keys = confirmed_keys(attempt=attempt, question_ids={r.question_id for r in responses})
+        grade = grading.grade_attempt(
+            slots=[
+                grading.Slot(
+                    domain_id=r.question.domain_id,
+                    selected=frozenset(p.choice_id for p in r.picks.all()),
+                    key=keys[r.question_id],
+                )
+                for r in responses
+            ],
+            passing_score=attempt.exam.passing_score,
+        )
+        assert [r.is_correct for r in responses] == list(grade.item_results)
+        assert (attempt.right_count, attempt.total_count, attempt.score, attempt.passed) == (
+            grade.right, grade.total, grade.score, grade.passed,
+        )
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(scenario=scenarios())
+def test_a_regrade_equals_grading_from_scratch(learners, scenario):
+    with transaction.atomic():
+        exam = ExamFactory(question_count=len(scenario["bank"]), passing_score=scenario["passing_score"])
+        domains = [DomainFactory(exam=exam, weight=50, order=order) for order in range(2)]
+        bank = [
+            QuestionFactory(exam=exam, domain=domains[spec["domain"]], kind=spec["kind"], choose=spec["choose"], keys=list(spec["key"]))
+            for spec in scenario["bank"]
+        ]
+        attempts = []
+        for spec in scenario["attempts"]:
+            attempt = start_attempt(
+                user=learners[spec["learner"]], exam=exam, answers=dict(zip(bank, spec["answers"], strict=True))
+            )
+            attempts.append(finish(attempt, expired=spec["expired"]))
+        backdate(*attempts)
+        published = [(a.pk, a.published_score) for a in attempts]
+
+        erratum = report(bank[0])
+        erratum_confirm(erratum=erratum, policy=scenario["policy"], corrected_choice_ids=choice_ids(bank[0], scenario["corrected"]))
+        assert_graded_from_scratch(attempts)
+
+        # Some attempts finished after the confirmation: a regrade must drop the old key's
+        # credit for them exactly as grading at submit would.
+        erratum.refresh_from_db()
+        later = [a.pk for a, spec in zip(attempts, scenario["attempts"], strict=True) if spec["after"]]
+        Attempt.objects.filter(pk__in=later).update(finished_at=erratum.decided_at + timedelta(minutes=1))
+        regrade_question(question=bank[0])
+        assert_graded_from_scratch(attempts)
+
+        again = regrade_question(question=bank[0])
+        assert (again.scores_changed, again.pass_flips) == (0, 0)
+        assert list(Attempt.objects.filter(pk__in=[a.pk for a in attempts]).order_by("pk").values_list("pk", "published_score")) == sorted(published)
+        transaction.set_rollback(True)
+
+
+# --- not interleaving with finalization (PostgreSQL row locks) ----------------------
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_confirm_waits_for_an_attempt_being_finalized_then_regrades_it():
+    learner = UserFactory(username="racer")
+    exam, (q, q2) = make_bank(questions=2)
+    attempt = start_attempt(user=learner, exam=exam, answers={q: "A", q2: "A"})
+    erratum = report(q)
+    locked, release = threading.Event(), threading.Event()
+    outcome: dict = {}
+
+    def finalize() -> None:
+        # Another request submitting the attempt: it holds the row lock while it grades.
+        try:
+            with transaction.atomic():
+                row = Attempt.objects.select_for_update().select_related("exam").get(pk=attempt.pk)
+                locked.set()
+                release.wait(timeout=20)
+                row.finish(expired=False)
+        except Exception as exc:  # reported to the test below
+            outcome["finalize"] = exc
+        finally:
+            connection.close()
+
+    def confirm() -> None:
+        try:
+            outcome["event"] = erratum_confirm(
+                erratum=erratum, policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B")
+            )
+        except Exception as exc:
+            outcome["confirm"] = exc
+        finally:
+            connection.close()
+
+    finalizer = threading.Thread(target=finalize)
+    finalizer.start()
+    assert locked.wait(timeout=10)
+    confirmer = threading.Thread(target=confirm)
+    confirmer.start()
+    confirmer.join(timeout=1.5)
+    try:
+        assert confirmer.is_alive(), outcome
+        assert Erratum.objects.get(pk=erratum.pk).status == ErratumStatus.REPORTED
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+            assert cursor.fetchone()[0] >= 1
+    finally:
+        release.set()
+        finalizer.join(timeout=20)
+        confirmer.join(timeout=20)
+    assert not finalizer.is_alive() and not confirmer.is_alive()
+    assert "finalize" not in outcome and "confirm" not in outcome, outcome
+
+    # Graded first by the published key, then regraded by the corrected one.
+    assert result(attempt) == (1, 2, Decimal("50.00"), False, Decimal("100.00"))
+    event = outcome["event"]
+    assert (event.attempts_touched, event.scores_changed, event.pass_flips) == (1, 1, 1)
+    assert RegradeChange.objects.get(event=event).attempt_id == attempt.pk
+    assert Choice.objects.get(question=q, is_correct=True).label == "B"
