@@ -3,13 +3,16 @@
 # base. The upload waits between preview and confirm in the server-side session (never a
 # cookie, never a hidden field the browser could alter), at most one per session and at
 # most MAX_UPLOAD_BYTES of text; confirming parses it again and imports all or nothing.
+import math
 import secrets
+from importlib import import_module
 from pathlib import PurePath
 
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -26,6 +29,7 @@ __all__ = ["MAX_UPLOAD_BYTES", "QuestionImportExportMixin", "QuestionImportForm"
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 ALLOWED_EXTENSIONS = (".gift", ".txt", ".aiken", ".json")
 SESSION_KEY = "exams.question_import"
+_EXTENSION_LIST = ", ".join(ALLOWED_EXTENSIONS[:-1]) + " or " + ALLOWED_EXTENSIONS[-1]
 # A preview lists this many questions per domain; the counts always cover them all.
 PREVIEW_LIMIT = 200
 
@@ -34,7 +38,8 @@ class QuestionImportForm(forms.Form):
     exam = forms.ModelChoiceField(queryset=Exam.objects.all(), help_text="The exam that receives the questions.")
     format = forms.ChoiceField(choices=[(name, bank_format.label) for name, bank_format in FORMATS.items()])
     file = forms.FileField(
-        help_text=f"A UTF-8 file ({', '.join(ALLOWED_EXTENSIONS)}) of at most {MAX_UPLOAD_BYTES // (1024 * 1024)} MB."
+        widget=forms.FileInput(attrs={"accept": ",".join(ALLOWED_EXTENSIONS)}),
+        help_text=f"A UTF-8 {_EXTENSION_LIST} file of at most {MAX_UPLOAD_BYTES // (1024 * 1024)} MB.",
     )
     default_domain = forms.ModelChoiceField(
         queryset=Domain.objects.select_related("exam").order_by("exam__code", "order", "id"),
@@ -58,11 +63,13 @@ class QuestionImportForm(forms.Form):
         extension = PurePath(upload.name).suffix.lower()
         if extension not in ALLOWED_EXTENSIONS:
             raise forms.ValidationError(
-                f"Upload a {', '.join(ALLOWED_EXTENSIONS)} file; {upload.name!r} is not one of those types."
+                f"Upload a {_EXTENSION_LIST} file; {upload.name!r} is not one of those types."
             )
         if upload.size > MAX_UPLOAD_BYTES:
             raise forms.ValidationError(
-                f"The file is {upload.size / (1024 * 1024):.1f} MB; the limit is {MAX_UPLOAD_BYTES // (1024 * 1024)} MB. "
+                # Rounded up, so a file just over the limit never reads as "5.0 MB; the limit is 5 MB".
+                f"The file is {math.ceil(upload.size * 10 / (1024 * 1024)) / 10:.1f} MB; the limit is "
+                f"{MAX_UPLOAD_BYTES // (1024 * 1024)} MB. "
                 "Split the bank into smaller files."
             )
         try:
@@ -117,7 +124,7 @@ class QuestionImportExportMixin:
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):
         extra_context = extra_context or {}
         if self.has_add_permission(request):
-            url = self._import_url("import")
+            url = self._admin_url("import")
             # Coming from a list filtered by exam, the form starts on that exam.
             exam = request.GET.get("exam__id__exact")
             extra_context["import_url"] = f"{url}?{urlencode({'exam': exam})}" if exam else url
@@ -131,7 +138,7 @@ class QuestionImportExportMixin:
             form = QuestionImportForm(request.POST, request.FILES)
             if form.is_valid():
                 token = self._keep_pending(request, form=form)
-                return HttpResponseRedirect(self._import_url("import_preview", token))
+                return HttpResponseRedirect(self._admin_url("import_preview", token))
         else:
             form = QuestionImportForm(initial={"exam": request.GET.get("exam")})
         context = {
@@ -139,7 +146,6 @@ class QuestionImportExportMixin:
             "opts": self.opts,
             "title": "Import questions",
             "form": form,
-            "max_upload_mb": MAX_UPLOAD_BYTES // (1024 * 1024),
         }
         return TemplateResponse(request, "admin/exams/question/import_form.html", context)
 
@@ -148,7 +154,7 @@ class QuestionImportExportMixin:
         pending = self._pending(request, token)
         if pending is None:
             return self._upload_again(request)
-        exam, summary = pending_summary(pending, dry_run=True)
+        exam, summary = pending_summary(pending=pending, dry_run=True)
         if exam is None:
             return self._upload_again(request, reason="The exam of that upload no longer exists.")
         context = {
@@ -170,41 +176,53 @@ class QuestionImportExportMixin:
                 for plan in summary.domains
             ],
             "weights_note": WEIGHTS_NOTE,
-            "confirm_url": self._import_url("import_confirm", token),
-            "upload_url": self._import_url("import"),
+            "confirm_url": self._admin_url("import_confirm", token),
+            "upload_url": self._admin_url("import"),
         }
         return TemplateResponse(request, "admin/exams/question/import_preview.html", context)
 
     def import_confirm_view(self, request: HttpRequest, token: str) -> HttpResponse:
         self._check_import_permission(request)
-        pending = self._pending(request, token)
-        if pending is None:
+        if self._pending(request, token) is None:
             return self._upload_again(request)
-        exam, summary = pending_summary(pending, dry_run=False)
-        if exam is None:
-            return self._upload_again(request, reason="The exam of that upload no longer exists.")
-        if not summary.ok:
-            # Something changed since the preview (a domain was renamed, say): show why.
-            self.message_user(request, summary.headline, messages.ERROR)
-            return HttpResponseRedirect(self._import_url("import_preview", token))
+        with transaction.atomic():
+            # A double click sends two confirms. Imports into one exam take turns on its
+            # row, and each reads the session again once it has the lock: the second
+            # finds the upload already claimed instead of importing it twice.
+            exam = Exam.objects.select_for_update().filter(pk=request.session[SESSION_KEY]["exam"]).first()
+            stored = import_module(settings.SESSION_ENGINE).SessionStore(session_key=request.session.session_key)
+            pending = stored.get(SESSION_KEY)
+            if not pending or not secrets.compare_digest(pending.get("token", ""), token):
+                request.session.pop(SESSION_KEY, None)
+                return self._upload_again(request)
+            if exam is None:
+                return self._upload_again(request, reason="The exam of that upload no longer exists.")
+            summary = pending_summary(pending=pending, dry_run=False)[1]
+            if not summary.ok:
+                # Something changed since the preview (a domain was renamed, say): show why.
+                self.message_user(request, summary.headline, messages.ERROR)
+                return HttpResponseRedirect(self._admin_url("import_preview", token))
+            del stored[SESSION_KEY]
+            stored.save()
         request.session.pop(SESSION_KEY, None)
         per_domain = "; ".join(f"{plan.name}: {len(plan.questions)}" for plan in summary.domains)
         self.message_user(request, f"{summary.headline} {per_domain}".strip(), messages.SUCCESS)
-        changelist = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist", current_app=self.admin_site.name)
-        return HttpResponseRedirect(f"{changelist}?{urlencode({'exam__id__exact': exam.pk})}")
+        return HttpResponseRedirect(f"{self._admin_url('changelist')}?{urlencode({'exam__id__exact': exam.pk})}")
 
     def _check_import_permission(self, request: HttpRequest) -> None:
         if not self.has_add_permission(request):
             raise PermissionDenied
 
-    def _import_url(self, name: str, *args) -> str:
+    def _admin_url(self, name: str, *args) -> str:
         return reverse(
             f"admin:{self.opts.app_label}_{self.opts.model_name}_{name}", args=args, current_app=self.admin_site.name
         )
 
     def _keep_pending(self, request: HttpRequest, *, form: QuestionImportForm) -> str:
         if settings.SESSION_ENGINE.endswith("signed_cookies"):
-            raise ImproperlyConfigured("The question import keeps an upload in the session: use a server-side session engine.")
+            raise ImproperlyConfigured(
+                "The question import keeps an upload in the session: use a server-side session engine."
+            )
         token = secrets.token_urlsafe(16)
         domain = form.cleaned_data["default_domain"]
         # One pending upload per session: a new upload replaces the one before.
@@ -230,7 +248,7 @@ class QuestionImportExportMixin:
             "That upload is no longer waiting: it was imported already, or another upload replaced it."
         )
         self.message_user(request, f"{message} Upload the file again.", messages.WARNING)
-        return HttpResponseRedirect(self._import_url("import"))
+        return HttpResponseRedirect(self._admin_url("import"))
 
     # Export ----------------------------------------------------------------------------
 
@@ -276,7 +294,7 @@ class QuestionImportExportMixin:
         )
 
 
-def pending_summary(pending: dict, *, dry_run: bool) -> tuple[Exam | None, ImportSummary | None]:
+def pending_summary(*, pending: dict, dry_run: bool) -> tuple[Exam | None, ImportSummary | None]:
     """Parse a pending upload again and import it (or only check it, for the preview)."""
     exam = Exam.objects.filter(pk=pending["exam"]).first()
     if exam is None:

@@ -199,14 +199,18 @@ def import_bank(
                 errors.append(
                     FormatError(
                         line=0,
-                        message=f"{exam.code} has no domain named {default_domain!r} (its domains: {domains.listing()}).",
+                        message=f"{exam.code} has no domain named {default_domain!r} "
+                        f"(its domains: {domains.listing()}).",
                     )
                 )
 
         unplaced = 0
         defaulted: Counter[str] = Counter()
         for question in result.questions:
-            errors.extend(FormatError(line=question.line, message=problem) for problem in question_problems(question))
+            problems = question_problems(question)
+            if problems:
+                errors.extend(FormatError(line=question.line, message=problem) for problem in problems)
+                continue
             domain = domains.find(question.domain) if question.domain else None
             if domain is None and question.domain and default is not None:
                 defaulted[question.domain] += 1
@@ -220,8 +224,8 @@ def import_bank(
                 errors.append(FormatError(line=question.line, message=_no_domain_message(question, exam=exam)))
         if unplaced:
             notes.append(
-                f"{exam.code}'s domains are: {domains.listing()}. Choose a default domain (--domain NAME on the "
-                "command line) to import questions whose domain is missing or unknown into one of them."
+                f"{exam.code}'s domains are: {domains.listing()}. Choose a default domain (--domain NAME, or "
+                "Default domain on the admin's import form) to import questions whose domain is missing or unknown into one of them."
             )
         for name, count in defaulted.items():
             notes.append(
@@ -233,8 +237,8 @@ def import_bank(
         copies = _already_in_bank(exam=exam, questions=result.questions)
         if copies:
             notes.append(
-                f"{_plural(copies, 'question')} in this file have the same title and text as a question already in "
-                f"{exam.code}; importing creates copies."
+                f"{_plural(copies, 'question')} in this file {'has' if copies == 1 else 'have'} the same title and "
+                f"text as a question already in {exam.code}; importing creates copies."
             )
         weighted = sum(choice.fraction is not None for question in result.questions for choice in question.choices)
         if weighted:
@@ -300,10 +304,9 @@ def _create(*, exam: Exam, placed: dict[int, list[ParsedQuestion]], domains: lis
             choice = _choice(question=row, parsed=parsed_choice, index=index)
             by_label[choice.label] = choice
             choices.append(choice)
-        errata.extend(
-            (_erratum(question=row, parsed=parsed_erratum, now=now), [by_label[label] for label in parsed_erratum.published_key])
-            for parsed_erratum in parsed.errata
-        )
+        for parsed_erratum in parsed.errata:
+            key = [by_label[label] for label in parsed_erratum.published_key]
+            errata.append((_erratum(question=row, parsed=parsed_erratum, now=now), key))
     Choice.objects.bulk_create(choices, batch_size=_BATCH_SIZE)
     if errata:
         Erratum.objects.bulk_create([erratum for erratum, _ in errata], batch_size=_BATCH_SIZE)
