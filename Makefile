@@ -9,7 +9,7 @@ TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) SECRET_KEY=test-only-certprep-key-
 RUN_ENV := DEBUG=1
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test test-sqlite venv conformance check-chromium clean
+.PHONY: run test test-sqlite venv conformance check-chromium clean screenshots
 
 venv: $(VENV)/.installed
 
@@ -51,6 +51,13 @@ test-sqlite: venv
 	  $(PY) manage.py collectstatic --noinput --verbosity 0
 	DATABASE_URL= SECRET_KEY=test-only-sqlite-key-padding-0123456789abcdefghij DEBUG=0 SECURE_SSL_REDIRECT=0 \
 	  $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -q -m "not postgres_only and not browser"
+
+# The README's pictures, taken by the browser journeys themselves.
+SCREENSHOT_TESTS := tests/browser/test_mock.py::test_a_whole_60_question_mock_by_keyboard \
+	tests/browser/test_progress.py tests/browser/test_errata.py tests/browser/test_admin_import.py
+screenshots: venv check-chromium node_modules/.installed
+	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
+	$(TEST_ENV) $(PY) -m pytest -q -p no:xdist $(SCREENSHOT_TESTS) --screenshots docs/screenshots
 
 conformance: venv
 	$(PY) tools/moodle_conformance.py

@@ -1,10 +1,16 @@
 """Django admin for instructors: exams and domains, the question bank, errata."""
 from django import forms
-from django.contrib import admin
-from django.core.exceptions import ValidationError
-from django.db.models import Count, Exists, OuterRef, Q
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Case, Count, Exists, OuterRef, Q, Value, When
+from django.shortcuts import get_object_or_404, redirect
+from django.template.loader import render_to_string
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.html import format_html
 
+from config.routers import statistics_reads
+from exams import item_stats, regrade
 from exams.admin_imports import QuestionImportExportMixin
 from exams.models import (
     Attempt,
@@ -12,6 +18,7 @@ from exams.models import (
     Dispute,
     Domain,
     Erratum,
+    ErratumPolicy,
     ErratumStatus,
     Exam,
     Question,
@@ -114,12 +121,22 @@ class ChoiceInline(admin.StackedInline):
 
 
 class ErratumInline(admin.StackedInline):
+    """Errata are opened here; confirming or rejecting one happens on its triage page, which regrades."""
+
     model = Erratum
     extra = 0
-    fields = ("status", "published_key", "note", "source", "policy", "reported_at", "decided_at")
-    readonly_fields = ("decided_at",)
+    fields = ("status", "published_key", "note", "source", "policy", "reported_at", "decided_at", "triage")
+    readonly_fields = ("status", "policy", "decided_at", "triage")
     filter_horizontal = ()
     show_change_link = True
+
+    @admin.display(description="Decision")
+    def triage(self, erratum: Erratum) -> str:
+        if not erratum.pk:
+            return "Save first; then confirm or reject it on its triage page."
+        url = reverse("admin:exams_erratum_decide", args=[erratum.pk])
+        label = "Confirm or reject…" if erratum.status == ErratumStatus.REPORTED else "See the decision"
+        return format_html('<a href="{}">{}</a>', url, label)
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         if db_field.name == "published_key":
@@ -145,6 +162,23 @@ class OpenErratumFilter(admin.SimpleListFilter):
         return queryset
 
 
+class LikelyMiskeyedFilter(admin.SimpleListFilter):
+    title = "likely mis-keyed"
+    parameter_name = "miskeyed"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Likely mis-keyed")]
+
+    def queryset(self, request, queryset):
+        if self.value() != "yes":
+            return queryset
+        flagged: set[int] = set()
+        with statistics_reads():
+            for exam in Exam.objects.filter(pk__in=queryset.values("exam")):
+                flagged |= item_stats.likely_miskeyed_ids(exam=exam)
+        return queryset.filter(pk__in=flagged)
+
+
 class QuestionAdminForm(forms.ModelForm):
     class Meta:
         model = Question
@@ -166,14 +200,18 @@ class QuestionAdminForm(forms.ModelForm):
 @admin.register(Question)
 class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
     form = QuestionAdminForm
-    list_display = ("title", "exam", "domain", "kind", "is_active", "open_errata", "times_used", "updated_at")
-    list_filter = ("exam", "domain", "kind", "is_active", OpenErratumFilter)
+    list_display = (
+        "title", "exam", "domain", "kind", "is_active", "open_errata", "times_used",
+        "facility", "discrimination", "point_biserial", "miskeyed",
+    )
+    list_filter = ("exam", "domain", "kind", "is_active", OpenErratumFilter, LikelyMiskeyedFilter)
     list_select_related = ("exam", "domain")
     search_fields = ("title", "stem", "choices__text")
-    readonly_fields = ("created_at", "updated_at", "preview")
+    readonly_fields = ("created_at", "updated_at", "preview", "statistics_panel")
     fieldsets = [
         (None, {"fields": ("exam", "domain", "title", "stem", "preview", "explanation")}),
         ("Answering", {"fields": ("kind", "choose", "keep_order", "is_active")}),
+        ("Item statistics (finished mocks)", {"fields": ("statistics_panel",)}),
         ("History", {"fields": ("created_at", "updated_at"), "classes": ("collapse",)}),
     ]
     inlines = [ChoiceInline, ErratumInline]
@@ -192,34 +230,201 @@ class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
     def times_used(self, question: Question) -> int:
         return question.response_count
 
+    def changelist_view(self, request, extra_context=None):
+        # Statistics for every exam on the list, computed once (two queries per exam).
+        self._statistics = {}
+        with statistics_reads():
+            for exam in Exam.objects.all():
+                self._statistics.update(item_stats.statistics_for_exam(exam=exam))
+        return super().changelist_view(request, extra_context)
+
+    def _stat(self, question: Question):
+        return getattr(self, "_statistics", {}).get(question.pk)
+
+    @admin.display(description="p")
+    def facility(self, question: Question) -> str:
+        stats = self._stat(question)
+        return f"{stats.facility:.2f}" if stats and stats.facility is not None else "—"
+
+    @admin.display(description="D")
+    def discrimination(self, question: Question) -> str:
+        stats = self._stat(question)
+        return f"{stats.discrimination:+.2f}" if stats and stats.discrimination is not None else "—"
+
+    @admin.display(description="r pb")
+    def point_biserial(self, question: Question) -> str:
+        stats = self._stat(question)
+        return f"{stats.point_biserial:+.2f}" if stats and stats.point_biserial is not None else "—"
+
+    @admin.display(description="Likely mis-keyed", boolean=True)
+    def miskeyed(self, question: Question) -> bool | None:
+        stats = self._stat(question)
+        return stats.likely_miskeyed if stats and stats.n else None
+
+    @admin.display(description="Item statistics")
+    def statistics_panel(self, question: Question) -> str:
+        if not question.pk:
+            return "—"
+        with statistics_reads():
+            stats = item_stats.statistics_for_question(question=question)
+        if not stats.n:
+            return "No finished mock holds this question yet."
+        choices = list(question.choices.order_by("order", "pk"))
+        return render_to_string(
+            "admin/exams/question/statistics_panel.html",
+            {
+                "stats": stats,
+                "rows": [
+                    {
+                        "choice": choice, "overall": stats.choice_counts.get(choice.pk, 0),
+                        "upper": stats.upper_counts.get(choice.pk, 0), "lower": stats.lower_counts.get(choice.pk, 0),
+                    }
+                    for choice in choices
+                ],
+            },
+        )
+
     @admin.display(description="Stem as learners see it")
     def preview(self, question: Question) -> str:
         return format_html('<div class="stem-preview">{}</div>', question.stem_html) if question.pk else "—"
 
 
+class DecisionForm(forms.Form):
+    decision = forms.ChoiceField(choices=[("confirm", "Confirm"), ("reject", "Reject")], widget=forms.RadioSelect)
+    policy = forms.ChoiceField(
+        choices=ErratumPolicy.choices, required=False, widget=forms.RadioSelect,
+        help_text="Credit either key: attempts finished before today keep credit for the published key too.",
+    )
+    corrected_key = forms.ModelMultipleChoiceField(
+        queryset=Choice.objects.none(), required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="The choices that are right. For a voided item this may stay as it is.",
+    )
+    note = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), required=False,
+        help_text="Confirm: shown to learners beside the corrected key. Reject: why, for the record.",
+    )
+
+    def __init__(self, *args, question: Question, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["corrected_key"].queryset = question.choices.order_by("order", "pk")
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("decision") == "confirm" and not cleaned.get("policy"):
+            self.add_error("policy", "Choose how past attempts are regraded.")
+        if cleaned.get("decision") == "reject" and not (cleaned.get("note") or "").strip():
+            self.add_error("note", "Say why the reports are rejected.")
+        return cleaned
+
+
+class ErratumStatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return ErratumStatus.choices
+
+    def queryset(self, request, queryset):
+        return queryset.filter(status=self.value()) if self.value() else queryset
+
+
 @admin.register(Erratum)
 class ErratumAdmin(admin.ModelAdmin):
-    list_display = ("question", "status", "source", "policy", "reported_at", "dispute_count")
-    list_filter = ("status", "source", "policy")
+    """The triage queue: open errata first, the most disputed and newest on top."""
+
+    list_display = ("question", "status", "source", "dispute_count", "reported_at", "policy", "decide_link")
+    list_filter = (ErratumStatusFilter, "source", "policy")
     list_select_related = ("question",)
-    search_fields = ("question__title", "note")
-    readonly_fields = ("decided_at",)
+    search_fields = ("question__title", "note", "disputes__reason")
+    readonly_fields = ("status", "policy", "decided_at", "decided_by", "decision_note")
     autocomplete_fields = ("question",)
+    fields = ("question", "published_key", "note", "source", "status", "policy", "reported_at", "decided_at", "decided_by", "decision_note")
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(disputes_total=Count("disputes"))
+        # Built here rather than by super(), which would order by these names before they exist.
+        return Erratum.objects.annotate(
+            disputes_total=Count("disputes", distinct=True),
+            is_open=Case(When(status=ErratumStatus.REPORTED, then=Value(0)), default=Value(1)),
+        ).order_by(*self.get_ordering(request))
+
+    def get_ordering(self, request):
+        return ["is_open", "-disputes_total", "-reported_at"]
 
     @admin.display(description="Reports", ordering="disputes_total")
     def dispute_count(self, erratum: Erratum) -> int:
         return erratum.disputes_total
 
+    @admin.display(description="")
+    def decide_link(self, erratum: Erratum) -> str:
+        label = "Triage" if erratum.status == ErratumStatus.REPORTED else "Decision"
+        return format_html('<a href="{}">{}</a>', reverse("admin:exams_erratum_decide", args=[erratum.pk]), label)
+
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         if db_field.name == "published_key":
             kwargs["widget"] = forms.CheckboxSelectMultiple
             object_id = request.resolver_match.kwargs.get("object_id")
-            if object_id:
-                kwargs["queryset"] = Choice.objects.filter(question__errata__pk=object_id)
+            kwargs["queryset"] = Choice.objects.filter(question__errata__pk=object_id) if object_id else Choice.objects.none()
         return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def get_urls(self):
+        return [
+            path("<int:erratum_id>/decide/", self.admin_site.admin_view(self.decide_view), name="exams_erratum_decide"),
+            *super().get_urls(),
+        ]
+
+    def decide_view(self, request, erratum_id: int):
+        erratum = get_object_or_404(Erratum.objects.select_related("question"), pk=erratum_id)
+        if not self.has_change_permission(request, erratum):
+            raise PermissionDenied
+        question = erratum.question
+        choices = list(question.choices.order_by("order", "pk"))
+        tallies = dict(
+            erratum.disputes.values("choice").annotate(n=Count("pk")).values_list("choice", "n")
+        )
+        published = set(erratum.published_key.values_list("pk", flat=True))
+        form = DecisionForm(
+            request.POST or None, question=question,
+            initial={"corrected_key": [c.pk for c in choices if c.is_correct], "note": erratum.note},
+        )
+        if request.method == "POST" and erratum.status == ErratumStatus.REPORTED and form.is_valid():
+            try:
+                if form.cleaned_data["decision"] == "reject":
+                    regrade.erratum_reject(erratum=erratum, user=request.user, note=form.cleaned_data["note"])
+                    self.message_user(request, f"Rejected the reports on “{question}”. Nothing was regraded.")
+                else:
+                    if not erratum.published_key.exists():
+                        # The key learners were graded on until now is the one being corrected.
+                        erratum.published_key.set([c for c in choices if c.is_correct])
+                    event = regrade.erratum_confirm(
+                        erratum=erratum, policy=form.cleaned_data["policy"],
+                        corrected_choice_ids=[c.pk for c in form.cleaned_data["corrected_key"]],
+                        user=request.user, note=form.cleaned_data["note"] or None,
+                    )
+                    self.message_user(
+                        request,
+                        f"Confirmed: regraded {event.attempts_touched} finished attempt(s); "
+                        f"{event.scores_changed} score(s) changed, {event.pass_flips} pass/fail flip(s).",
+                        messages.SUCCESS,
+                    )
+                return redirect("admin:exams_erratum_changelist")
+            except ValueError as refused:
+                form.add_error(None, str(refused))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Triage: {question}",
+            "opts": self.model._meta,
+            "erratum": erratum,
+            "question": question,
+            "choices": [
+                {"choice": c, "tally": tallies.get(c.pk, 0), "published": c.pk in published}
+                for c in choices
+            ],
+            "no_opinion": tallies.get(None, 0),
+            "disputes": erratum.disputes.select_related("learner", "choice").order_by("-updated_at"),
+            "form": form,
+            "regrades": erratum.regrades.order_by("-created_at"),
+        }
+        return TemplateResponse(request, "admin/exams/erratum/decide.html", context)
 
 
 @admin.register(Attempt)

@@ -357,6 +357,8 @@ def dispute_report(*, user, response: Response, choice_id: int | None, reason: s
                     erratum = Erratum.objects.create(
                         question_id=response.question_id, source=ErratumSource.LEARNERS, status=ErratumStatus.REPORTED
                     )
+                    # What learners are graded on now is the key the reports dispute.
+                    erratum.published_key.set(Choice.objects.filter(question_id=response.question_id, is_correct=True))
             except IntegrityError:
                 # Someone else opened it a moment ago: join theirs.
                 erratum = Erratum.objects.get(question_id=response.question_id, status=ErratumStatus.REPORTED)

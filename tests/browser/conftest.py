@@ -22,6 +22,28 @@ document.addEventListener('securitypolicyviolation', (event) => {
 """
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--screenshots", default=None, metavar="DIR",
+        help="Save the README's screenshots from the journeys into DIR (make screenshots).",
+    )
+
+
+@pytest.fixture
+def screenshot(request):
+    """screenshot(page, name): saves DIR/name.png when --screenshots DIR is given, else does nothing."""
+    folder = request.config.getoption("--screenshots")
+
+    def take(page, name: str) -> None:
+        if folder:
+            from pathlib import Path
+
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+    return take
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if "tests/browser/" in str(item.fspath):

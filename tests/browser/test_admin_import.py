@@ -33,7 +33,7 @@ def choose_and_upload(page, *, name: str, text: str) -> None:
     page.get_by_role("button", name="Preview import").click()
 
 
-def test_an_instructor_sees_the_bad_line_then_imports_a_good_file(page, live_server, instructor):
+def test_an_instructor_sees_the_bad_line_then_imports_a_good_file(page, live_server, instructor, screenshot):
     exam = ExamFactory(code="GENM", title="Generative AI")
     DomainFactory(exam=exam, name="Core ML", order=1, weight=60)
     DomainFactory(exam=exam, name="Data", order=2, weight=40)
@@ -58,6 +58,7 @@ def test_an_instructor_sees_the_bad_line_then_imports_a_good_file(page, live_ser
     expect(page.get_by_text("weights are not used for scoring")).to_be_visible()
     assert not Question.objects.exists()
     assert_accessible(page)
+    screenshot(page, "8-import-preview")
 
     page.get_by_role("button", name="Import 2 questions").click()
     expect(page.get_by_text("Created 2 questions in GENM.")).to_be_visible()

@@ -27,11 +27,12 @@ def settled(page) -> None:
     page.wait_for_function("!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')")
 
 
-def test_a_whole_60_question_mock_by_keyboard(page, live_server, bank):
+def test_a_whole_60_question_mock_by_keyboard(page, live_server, bank, screenshot):
     learner = UserFactory(username="keyboard")
     log_in_as(page, live_server, learner)
     page.goto(f"{live_server.url}/exams/NCA-GENM/")
     assert_accessible(page)
+    screenshot(page, "1-start-page")
     page.get_by_role("button", name="Start mock").click()
     expect(page.get_by_role("heading", name="Question 1 of 60")).to_be_visible()
     assert_accessible(page)
@@ -48,6 +49,8 @@ def test_a_whole_60_question_mock_by_keyboard(page, live_server, bank):
             with page.expect_response(is_answer_save):
                 page.keyboard.press("f")
             expect(page.get_by_role("button", name="Flag", exact=True)).to_have_attribute("aria-pressed", "true")
+        if position == 23:
+            screenshot(page, "2-exam-page")
         if position < 60:
             with page.expect_response(is_answer_save):
                 page.keyboard.press("n")
@@ -57,6 +60,7 @@ def test_a_whole_60_question_mock_by_keyboard(page, live_server, bank):
     page.get_by_role("button", name="Review").click()
     expect(page.get_by_text("60 questions: 0 unanswered, 0 incomplete, 2 flagged.")).to_be_visible()
     assert_accessible(page)
+    screenshot(page, "3-review")
     page.get_by_role("button", name="Submit").click()
     dialog = page.get_by_role("dialog")
     expect(dialog).to_be_visible()
@@ -64,6 +68,7 @@ def test_a_whole_60_question_mock_by_keyboard(page, live_server, bank):
 
     expect(page.get_by_role("heading", name=re.compile("results"))).to_be_visible()
     assert_accessible(page)
+    screenshot(page, "4-results")
     totals = [
         int(cell.split("/")[1])
         for cell in page.locator("table.domain-results tbody td:nth-child(3)").all_inner_texts()

@@ -20,7 +20,7 @@ def is_save(response) -> bool:
     return response.request.method == "POST" and "/q/" in response.url
 
 
-def test_a_drill_from_the_weakest_domain_moves_mastery_and_reviews(page, live_server, bank):
+def test_a_drill_from_the_weakest_domain_moves_mastery_and_reviews(page, live_server, bank, screenshot):
     learner = UserFactory(username="newcomer")
     log_in_as(page, live_server, learner)
     page.goto(f"{live_server.url}/dashboard/")
@@ -47,6 +47,7 @@ def test_a_drill_from_the_weakest_domain_moves_mastery_and_reviews(page, live_se
         expect(page.get_by_role("heading", name="Right" if want_right else "Wrong", exact=True)).to_be_visible()
         if position == 1:
             assert_accessible(page)
+            screenshot(page, "6-practice-check-answer")
         if position < 10:
             with page.expect_response(is_save):
                 page.get_by_role("button", name="Next", exact=True).click()
@@ -72,3 +73,17 @@ def test_a_drill_from_the_weakest_domain_moves_mastery_and_reviews(page, live_se
 
     page.get_by_role("button", name="Review due (3)").click()
     expect(page.get_by_role("heading", name="Question 1 of 3")).to_be_visible()
+
+
+def test_the_demo_history_fills_the_dashboard(page, live_server, bank, screenshot):
+    learner = UserFactory(username="learner")
+    call_command("create_demo_history", username="learner")
+    log_in_as(page, live_server, learner)
+    page.goto(f"{live_server.url}/dashboard/")
+    expect(page.get_by_text(re.compile(r"\d+% predicted score"))).to_be_visible()
+    expect(page.locator("svg.trend-chart circle")).to_have_count(3)
+    expect(page.get_by_role("button", name=re.compile(r"Review due \(\d+\)"))).to_be_visible()
+    expect(page.get_by_role("button", name="Drill Performance Optimization")).to_be_visible()
+    assert page.locator("table.history tbody tr").count() == 6
+    assert_accessible(page)
+    screenshot(page, "5-dashboard")

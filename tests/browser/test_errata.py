@@ -1,0 +1,58 @@
+"""An instructor confirms an erratum in admin; the learner who took the question sees the new score."""
+import re
+
+from playwright.sync_api import expect
+
+from exams.models import Attempt
+from exams.roles import instructors_group
+from exams.services import attempt_start, attempt_submit, dispute_report
+from tests.browser.conftest import assert_accessible, log_in_as
+from tests.factories import UserFactory, exam_with_bank
+
+
+def test_a_confirmed_erratum_regrades_and_the_learner_is_told(browser, live_server, transactional_db, page_problems, screenshot):
+    from tests.browser.conftest import watch
+
+    exam = exam_with_bank(weights=(100,), per_domain=10)
+    learner = UserFactory(username="taker")
+    attempt = attempt_start(user=learner, exam=exam).attempt
+    for slot in attempt.responses.select_related("question"):
+        attempt.record_answer(response=slot, choice_ids=[slot.question.choices.get(label="B").pk])
+    attempt_submit(user=learner, attempt_id=attempt.pk)
+    question = exam.questions.order_by("pk").first()
+    slot = attempt.responses.get(question=question)
+    dispute_report(user=learner, response=slot, choice_id=question.choices.get(label="B").pk, reason="B is the right statement.")
+
+    teacher = UserFactory(username="teacher", is_staff=True)
+    teacher.groups.add(instructors_group())
+    staff = browser.new_context()
+    admin_page = staff.new_page()
+    watch(admin_page, page_problems)
+    log_in_as(admin_page, live_server, teacher)
+    admin_page.goto(f"{live_server.url}/admin/exams/erratum/")
+    admin_page.get_by_role("link", name="Triage").first.click()
+    expect(admin_page.get_by_text("B is the right statement.")).to_be_visible()
+    assert_accessible(admin_page)
+    screenshot(admin_page, "7-admin-triage")
+    admin_page.get_by_label("Confirm").check()
+    admin_page.get_by_label("Credit the corrected key").check()
+    admin_page.get_by_role("checkbox", name=re.compile(r"A\. Choice A")).uncheck()
+    admin_page.get_by_role("checkbox", name=re.compile(r"B\. Choice B")).check()
+    admin_page.get_by_label("Note").fill("The published key named the wrong statement; B is right.")
+    admin_page.get_by_role("button", name="Save decision").click()
+    expect(admin_page.get_by_text("regraded 1 finished attempt(s); 1 score(s) changed, 0 pass/fail flip(s)")).to_be_visible()
+    staff.close()
+
+    learner_page = browser.new_context().new_page()
+    watch(learner_page, page_problems)
+    log_in_as(learner_page, live_server, learner)
+    learner_page.goto(f"{live_server.url}/dashboard/")
+    expect(learner_page.get_by_text(f"changed from 0% to 10% after a correction to “{question.title}”")).to_be_visible()
+    learner_page.get_by_role("link", name=re.compile("timed mock of")).click()
+    expect(learner_page.get_by_text("changed from 0% to 10% after a correction")).to_be_visible()
+    expect(learner_page.get_by_text("The published key named the wrong statement; B is right.")).to_be_visible()
+    assert_accessible(learner_page)
+    attempt.refresh_from_db()
+    assert attempt.score == 10 and attempt.published_score == 0
+    assert Attempt.objects.get(pk=attempt.pk).right_count == 1
+    assert page_problems == []
