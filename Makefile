@@ -42,7 +42,7 @@ node_modules/.installed: package.json package-lock.json
 
 test: venv check-chromium node_modules/.installed
 	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
-	$(TEST_ENV) $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -q
+	$(TEST_ENV) $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -q -m "not fault"
 
 # The embedded default (no DATABASE_URL) keeps working: the suite without browser and
 # PostgreSQL-only tests, on SQLite.
@@ -50,7 +50,7 @@ test-sqlite: venv
 	DATABASE_URL= SECRET_KEY=test-only-sqlite-key-padding-0123456789abcdefghij DEBUG=0 SECURE_SSL_REDIRECT=0 \
 	  $(PY) manage.py collectstatic --noinput --verbosity 0
 	DATABASE_URL= SECRET_KEY=test-only-sqlite-key-padding-0123456789abcdefghij DEBUG=0 SECURE_SSL_REDIRECT=0 \
-	  $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -q -m "not postgres_only and not browser"
+	  $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -q -m "not postgres_only and not browser and not fault"
 
 # The README's pictures, taken by the browser journeys themselves.
 SCREENSHOT_TESTS := tests/browser/test_mock.py::test_a_whole_60_question_mock_by_keyboard \

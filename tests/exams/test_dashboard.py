@@ -189,3 +189,23 @@ def test_exports_hold_exactly_the_learners_finished_answers(learner_client, lear
 def test_the_dashboard_needs_a_login(client):
     assert client.get(reverse("exams:dashboard")).status_code == 302
     assert client.get(reverse("exams:export_csv")).status_code == 302
+
+
+def test_the_estimate_uses_the_exams_own_weights(learner_client, learner):
+    exam = exam_with_bank(weights=(60, 40), per_domain=10)
+    finished_history(learner, exam, attempts=40, seed=11)
+    # One strong and one weak domain, so the weights visibly move the estimate.
+    Response.objects.filter(question__domain=exam.domains.order_by("order").last()).update(is_correct=False)
+    standings = expected_standings(learner, exam)
+    predictions = set()
+    for heavy, light in ((60, 40), (90, 10), (10, 90)):
+        first, second = exam.domains.order_by("order")
+        first.weight, second.weight = heavy, light
+        first.save()
+        second.save()
+        weights = {first.name: heavy, second.name: light}
+        predicted, _, _ = expected_readiness(standings, weights)
+        page = learner_client.get(reverse("exams:dashboard")).content.decode()
+        assert f'<strong class="score">{predicted:.0f}%</strong> predicted score' in page, (heavy, light)
+        predictions.add(round(predicted))
+    assert len(predictions) == 3
