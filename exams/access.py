@@ -1,4 +1,8 @@
-"""The one ownership check for learner objects: anyone but the owner gets a 404."""
+"""The one ownership check for learner objects (404 for anyone else), and the login check for them."""
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 
 from exams.models import Attempt
@@ -12,3 +16,24 @@ def owned_attempt(user, attempt_id: int, *, for_update: bool = False, with_clock
     if for_update:
         attempts = attempts.select_for_update(of=("self",))
     return get_object_or_404(attempts, pk=attempt_id, user_id=user.pk)
+
+
+def learner_required(view):
+    """Like login_required, but an htmx request gets a 401 it can show, not a login page.
+
+    Following a redirect to the login form would hand the page a 200 that looks like a
+    saved answer; a 401 makes the page say "Not saved".
+    """
+
+    @wraps(view)
+    def guarded(request, *args, **kwargs):
+        if request.user.is_authenticated:
+            return view(request, *args, **kwargs)
+        if getattr(request, "htmx", False):
+            return HttpResponse(
+                "Your session has ended, so this was not saved. Reload the page and log in again.",
+                status=401, content_type="text/plain; charset=utf-8",
+            )
+        return redirect_to_login(request.get_full_path())
+
+    return guarded

@@ -1,6 +1,7 @@
 """Django admin for instructors: exams and domains, the question bank, errata."""
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Case, Count, Exists, OuterRef, Q, Value, When
 from django.shortcuts import get_object_or_404, redirect
@@ -21,6 +22,7 @@ from exams.models import (
     ErratumPolicy,
     ErratumStatus,
     Exam,
+    LearnerAccommodation,
     Question,
     QuestionKind,
 )
@@ -130,6 +132,10 @@ class ErratumInline(admin.StackedInline):
     filter_horizontal = ()
     show_change_link = True
 
+    def get_queryset(self, request):
+        # Decided errata are history, seen (read-only) on their triage page, not edited here.
+        return super().get_queryset(request).filter(status=ErratumStatus.REPORTED)
+
     @admin.display(description="Decision")
     def triage(self, erratum: Erratum) -> str:
         if not erratum.pk:
@@ -179,6 +185,19 @@ class LikelyMiskeyedFilter(admin.SimpleListFilter):
         return queryset.filter(pk__in=flagged)
 
 
+class QuestionChangeList(ChangeList):
+    """The question list, with item statistics for the questions on this page only (two queries)."""
+
+    def get_results(self, request):
+        super().get_results(request)
+        with statistics_reads():
+            statistics = item_stats.statistics_for_questions(
+                questions=Question.objects.filter(pk__in=[question.pk for question in self.result_list])
+            )
+        for question in self.result_list:
+            question.item_statistics = statistics.get(question.pk)
+
+
 class QuestionAdminForm(forms.ModelForm):
     class Meta:
         model = Question
@@ -194,6 +213,11 @@ class QuestionAdminForm(forms.ModelForm):
         exam, domain = cleaned.get("exam"), cleaned.get("domain")
         if exam and domain and domain.exam_id != exam.pk:
             self.add_error("domain", f"{domain} is a domain of another exam, not {exam.code}.")
+        voided = self.instance.pk and Erratum.objects.filter(
+            question=self.instance, status=ErratumStatus.CONFIRMED, policy=ErratumPolicy.VOID
+        ).exists()
+        if voided and cleaned.get("is_active"):
+            self.add_error("is_active", "This question was voided by a confirmed erratum; it stays retired. Write a new question instead.")
         return cleaned
 
 
@@ -230,16 +254,11 @@ class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
     def times_used(self, question: Question) -> int:
         return question.response_count
 
-    def changelist_view(self, request, extra_context=None):
-        # Statistics for every exam on the list, computed once (two queries per exam).
-        self._statistics = {}
-        with statistics_reads():
-            for exam in Exam.objects.all():
-                self._statistics.update(item_stats.statistics_for_exam(exam=exam))
-        return super().changelist_view(request, extra_context)
+    def get_changelist(self, request, **kwargs):
+        return QuestionChangeList
 
     def _stat(self, question: Question):
-        return getattr(self, "_statistics", {}).get(question.pk)
+        return getattr(question, "item_statistics", None)
 
     @admin.display(description="p")
     def facility(self, question: Question) -> str:
@@ -339,6 +358,12 @@ class ErratumAdmin(admin.ModelAdmin):
     readonly_fields = ("status", "policy", "decided_at", "decided_by", "decision_note")
     autocomplete_fields = ("question",)
     fields = ("question", "published_key", "note", "source", "status", "policy", "reported_at", "decided_at", "decided_by", "decision_note")
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None and obj.status != ErratumStatus.REPORTED:
+            # A decision is history: learners' scores were regraded by it.
+            return self.fields
+        return self.readonly_fields
 
     def get_queryset(self, request):
         # Built here rather than by super(), which would order by these names before they exist.
@@ -451,3 +476,21 @@ admin.site.register(Dispute, list_display=("erratum", "learner", "choice", "crea
 admin.site.site_header = "certprep administration"
 admin.site.site_title = "certprep admin"
 admin.site.index_title = "Question bank and learners"
+
+
+@admin.register(LearnerAccommodation)
+class LearnerAccommodationAdmin(admin.ModelAdmin):
+    """Extra time per learner; instructors manage it (it belongs to the exams app's permissions)."""
+
+    list_display = ("user", "accommodation_factor")
+    list_editable = ("accommodation_factor",)
+    fields = ("user", "accommodation_factor")
+    readonly_fields = ("user",)
+    search_fields = ("user__username", "user__email")
+    list_select_related = ("user",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

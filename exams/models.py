@@ -11,6 +11,7 @@ from django.db.models.functions import Now
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.models import Profile
 from exams.markdown import render_markdown
 
 
@@ -444,17 +445,20 @@ class Attempt(models.Model):
 
         if self.is_finished:
             return False
+        # An expired attempt ends at its deadline, whenever the server noticed. The time is
+        # set before grading because errata policies depend on when an attempt finished.
+        if expired and self.deadline:
+            self.finished_at = self.deadline
+        else:
+            self.finished_at = getattr(self, "db_now", None) or timezone.now()
         grade = grade_responses(attempt=self)
         self.status = AttemptStatus.EXPIRED if expired else AttemptStatus.SUBMITTED
-        # An expired attempt ends at its deadline, whenever the server noticed.
-        self.finished_at = self.deadline if expired and self.deadline else Now()
         self.right_count, self.total_count = grade.right, grade.total
         self.score = self.published_score = grade.score
         self.passed = grade.passed
         self.save(update_fields=[
             "status", "finished_at", "right_count", "total_count", "score", "published_score", "passed",
         ])
-        self.refresh_from_db(fields=["finished_at"])
         return True
 
 
@@ -550,3 +554,19 @@ class ReviewItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} · {self.question} (box {self.box}, due {self.due_on})"
+
+
+class LearnerAccommodation(Profile):
+    """A learner's time-limit factor, as instructors manage it.
+
+    A proxy of accounts.Profile so that its permissions are the exams app's, which is all
+    the Instructors group holds.
+    """
+
+    class Meta:
+        proxy = True
+        verbose_name = "learner accommodation"
+        ordering = ["user__username"]
+
+    def __str__(self) -> str:
+        return f"{self.user} ×{self.accommodation_factor}"

@@ -60,6 +60,12 @@ def attempt_start(
     existing = Attempt.objects.in_progress().filter(user=user, exam=exam, mode=mode).first()
     if existing is not None:
         return Started(existing, created=False)
+    if mode != AttemptMode.MOCK and Attempt.objects.in_progress().filter(user=user, exam=exam, mode=AttemptMode.MOCK).exists():
+        # Checking answers shows keys, which would give away the running mock's questions.
+        raise StartRefused(
+            f"You have a timed mock of {exam.code} running. Finish or submit it before practising: "
+            "practice shows keys and explanations."
+        )
     rng = random.Random(seed if seed is not None else secrets.randbits(64))
     if mode == AttemptMode.MOCK:
         question_ids = _mock_questions(user=user, exam=exam, rng=rng)
@@ -313,6 +319,14 @@ def attempt_submit(*, user, attempt_id: int, timed_out: bool = False) -> Attempt
             )
             attempt.finish(expired=expired)
     return attempt
+
+
+def attempt_expire(*, attempt_id: int) -> None:
+    """Finish an attempt whose time ran out, under its row lock (as submit and regrade take it)."""
+    with transaction.atomic():
+        attempt = Attempt.objects.select_for_update().select_related("exam").with_clock().get(pk=attempt_id)
+        if not attempt.is_finished:
+            attempt.finish(expired=True)
 
 
 def finalize_expired(*, user=None) -> int:

@@ -1,4 +1,6 @@
 """Attempts of every mode: start, one question at a time, check (practice), review, submit, results."""
+from decimal import ROUND_HALF_UP
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
@@ -11,8 +13,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, push_url, reswap, retarget, trigger_client_event
 
 from accounts.models import Profile
-from exams import services
-from exams.access import owned_attempt
+from exams import grading, services
+from exams.access import learner_required, owned_attempt
 from exams.forms import LETTERS, AnswerForm, SessionForm
 from exams.models import Attempt, AttemptMode, Erratum, ErratumStatus, Exam, Response
 
@@ -150,9 +152,8 @@ def _confirmed_erratum(question_id: int) -> Erratum | None:
 
 
 def _time_up(request: HttpRequest, attempt: Attempt) -> HttpResponse:
-    """A save or page after the deadline and grace: end the attempt and say so."""
-    if not attempt.is_finished:
-        attempt.finish(expired=True)
+    """A save or page after the deadline and grace: end the attempt (under its lock) and say so."""
+    services.attempt_expire(attempt_id=attempt.pk)
     results = reverse("exams:results", args=[attempt.pk])
     if request.method == "POST":
         return _conflict(TIME_UP, results)
@@ -175,7 +176,7 @@ def _go_target(go, position: int, slot_count: int) -> int:
     return go if isinstance(go, int) else position
 
 
-@login_required
+@learner_required
 @require_http_methods(["GET", "POST"])
 def question(request: HttpRequest, attempt_id: int, position: int) -> HttpResponse:
     """One slot of an attempt: show it (GET) or save its answer, flag, check and go on (POST)."""
@@ -231,7 +232,7 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
 
     if go == "review":
         url = reverse("exams:review", args=[attempt.pk])
-        return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+        return _saved(HttpResponseClientRedirect(url)) if request.htmx else redirect(url)
     if not request.htmx:
         return redirect("exams:question", attempt_id=attempt.pk, position=target)
 
@@ -249,7 +250,13 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
         page = retarget(reswap(page, "outerHTML"), "#attempt-main")
         if target != position:
             page = push_url(page, reverse("exams:question", args=[attempt.pk, target]))
-    return trigger_client_event(page, "clock-sync", {"remaining": attempt.seconds_left()})
+    return _saved(trigger_client_event(page, "clock-sync", {"remaining": attempt.seconds_left()}))
+
+
+def _saved(response: HttpResponse) -> HttpResponse:
+    """Mark a response as the server's confirmation that the answer is stored (the page's "Saved")."""
+    response["X-Answer-Saved"] = "1"
+    return response
 
 
 @login_required
@@ -332,14 +339,15 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
     table = []
     for domain in domains:
         right, total = by_attempt[attempt.pk].get(domain.pk, (0, 0))
-        percent = round(100 * right / total) if total else None
+        percent = _whole_percent(right, total)
         before = by_attempt[previous.pk].get(domain.pk) if previous else None
-        before_percent = round(100 * before[0] / before[1]) if before and before[1] else None
+        before_percent = _whole_percent(*before) if before else None
         table.append({
             "domain": domain,
             "right": right,
             "total": total,
             "percent": percent,
+            "passing": grading.is_passed(right=right, total=total, passing_score=attempt.exam.passing_score),
             "change": percent - before_percent if percent is not None and before_percent is not None else None,
         })
 
@@ -374,6 +382,11 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
             "score_changes": attempt.regrade_changes.select_related("event__erratum__question").order_by("event__created_at"),
         },
     )
+
+
+def _whole_percent(right: int, total: int) -> int | None:
+    """A domain's percent, rounded half up like the score (Python's round() would go to even)."""
+    return int(grading.score_percent(right=right, total=total).to_integral_value(ROUND_HALF_UP)) if total else None
 
 
 def _result_item(response: Response, erratum: Erratum | None) -> dict:
@@ -422,7 +435,7 @@ def _chart(table: list[dict], passing_score: int) -> dict:
             "width": round(bar_width * percent / 100, 1),
             "label": row["domain"].name,
             "percent": row["percent"],
-            "passed": percent >= passing_score,
+            "passed": row["passing"],
             "value_x": label_width + round(bar_width * percent / 100, 1) + 6,
         })
     height = 20 + len(table) * row_height

@@ -92,11 +92,17 @@
     if (!isAnswerForm(event.detail.elt)) return;
     pending = Math.max(0, pending - 1);
     const xhr = event.detail.xhr;
-    if (event.detail.successful) {
+    if (event.detail.successful && xhr && xhr.getResponseHeader("X-Answer-Saved") === "1") {
       failedForm = null;
       retryDelay = 1000;
       clearTimeout(retryTimer);
       status("Saved", "", "saved");
+      return;
+    }
+    if (event.detail.successful) {
+      // A 200 that is not our confirmation (e.g. a login page after a redirect): not saved.
+      failedForm = null;
+      status("Not saved", "Your session has ended. Reload the page and log in again; then pick this answer again.", "failed");
       return;
     }
     if (xhr && xhr.status === 409) {
@@ -167,21 +173,23 @@
     if (document.querySelector("dialog[open]")) return;
     const form = document.getElementById("attempt-main");
     if (!form) return;
+    // Only single characters are shortcuts: "ArrowDown", "Backspace" and friends are not.
+    if (event.key.length !== 1) return;
     const key = event.key.toLowerCase();
-    const choices = form.querySelectorAll("input[name=choice]");
-    let index = -1;
-    if (key >= "a" && key <= "e") index = key.charCodeAt(0) - 97;
-    else if (key >= "1" && key <= "5") index = Number(key) - 1;
-    if (index >= 0 && index < choices.length) {
-      event.preventDefault();
-      choices[index].click();
-      choices[index].focus();
-      return;
-    }
     const button = form.querySelector(`button[data-key="${key}"]:not([disabled])`);
     if (button) {
       event.preventDefault();
       button.click();
+      return;
+    }
+    const choices = form.querySelectorAll("input[name=choice]:not([disabled])");
+    let index = -1;
+    if (/^[a-e]$/.test(key)) index = key.charCodeAt(0) - 97;
+    else if (/^[1-5]$/.test(key)) index = Number(key) - 1;
+    if (index >= 0 && index < choices.length) {
+      event.preventDefault();
+      choices[index].click();
+      choices[index].focus();
     }
   });
 

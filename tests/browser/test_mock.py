@@ -152,3 +152,23 @@ def test_without_javascript_the_mock_still_works(browser, live_server, transacti
     assert attempt.status == AttemptStatus.SUBMITTED
     assert attempt.responses.filter(answered_at__isnull=False).count() == 3
     context.close()
+
+
+def test_arrow_keys_move_through_the_choices_as_usual(page, live_server, transactional_db):
+    learner = UserFactory(username="arrows")
+    exam = exam_with_bank(weights=(100,), per_domain=5, question_count=3)
+    log_in_as(page, live_server, learner)
+    page.goto(f"{live_server.url}/exams/{exam.code}/")
+    page.get_by_role("button", name="Start mock").click()
+    radios = page.locator("input[name=choice]")
+    with page.expect_response(is_answer_save):
+        page.locator("label.choice").nth(2).click()
+    with page.expect_response(is_answer_save):
+        page.keyboard.press("ArrowDown")
+    expect(radios.nth(3)).to_be_checked()
+    page.keyboard.press("Backspace")
+    page.keyboard.press("CapsLock")
+    page.wait_for_timeout(300)
+    expect(radios.nth(3)).to_be_checked()
+    slot = Attempt.objects.get(user=learner).responses.get(position=1)
+    assert list(slot.picks.values_list("choice_id", flat=True)) == [slot.choice_order[3]]

@@ -1,10 +1,12 @@
 """Instructors keep the bank in admin: validation of weights and keys, frozen keys, the group."""
+from decimal import Decimal
+
 import pytest
 from django.contrib.auth.models import Group, Permission
 from django.urls import reverse
 from django.utils import timezone
 
-from exams.models import Attempt, AttemptStatus, Question, Response
+from exams.models import Attempt, AttemptStatus, Erratum, Question, Response
 from tests.factories import DomainFactory, ExamFactory, QuestionFactory
 
 pytestmark = pytest.mark.django_db
@@ -162,3 +164,30 @@ def test_question_list_filters_and_search(instructor_client):
 def test_accommodation_factor_is_set_per_learner(admin_client, learner):
     url = reverse("admin:accounts_profile_changelist")
     assert admin_client.get(url).status_code == 200
+
+
+def test_an_instructor_sets_a_learners_extra_time(instructor_client, learner):
+    from accounts.models import Profile
+
+    url = reverse("admin:exams_learneraccommodation_change", args=[learner.profile.pk])
+    page = instructor_client.get(url)
+    assert page.status_code == 200
+    data = form_data(page)
+    data["accommodation_factor"] = "1.50"
+    assert instructor_client.post(url, data).status_code == 302
+    assert Profile.objects.get(user=learner).accommodation_factor == Decimal("1.50")
+    data["accommodation_factor"] = "5"
+    assert "less than or equal to 3" in instructor_client.post(url, data).content.decode()
+
+
+def test_a_voided_question_cannot_be_switched_back_on(instructor_client):
+    from exams.models import ErratumPolicy, ErratumStatus
+
+    question = QuestionFactory(is_active=False)
+    Erratum.objects.create(question=question, status=ErratumStatus.CONFIRMED, policy=ErratumPolicy.VOID, decided_at=timezone.now())
+    url = reverse("admin:exams_question_change", args=[question.pk])
+    data = form_data(instructor_client.get(url))
+    data["is_active"] = "on"
+    assert "voided by a confirmed erratum" in instructor_client.post(url, data).content.decode()
+    question.refresh_from_db()
+    assert not question.is_active

@@ -438,3 +438,43 @@ def test_page_query_counts_are_the_same_for_10_and_60_questions(learner_client):
     large = page_query_counts(learner_client, 60)
     assert small == large, (small, large)
     assert small["question"] <= 9 and small["save"] <= 14 and small["results"] <= 13
+
+
+def test_an_htmx_save_after_the_session_ended_is_401_not_a_login_page(client, learner):
+    attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+    response = client.post(question_url(attempt, 1), {"choice": "1"}, headers=HTMX)
+    assert response.status_code == 401 and "not saved" in response.content.decode()
+    assert "X-Answer-Saved" not in response
+    assert client.get(question_url(attempt, 1)).status_code == 302
+
+
+def test_saves_carry_the_servers_confirmation(learner_client):
+    attempt = start(learner_client, exam_with_bank())
+    assert learner_client.post(question_url(attempt, 1), {"choice": "1"}, headers=HTMX)["X-Answer-Saved"] == "1"
+    assert learner_client.post(question_url(attempt, 1), {"go": "next"}, headers=HTMX)["X-Answer-Saved"] == "1"
+
+
+def test_an_attempt_expiring_unseen_is_graded_as_finished_at_its_deadline(learner, instructor):
+    """Credit-either applies to it if the deadline came before the confirmation, now and on regrade."""
+    from exams.regrade import erratum_confirm, regrade_question
+
+    exam = exam_with_bank(weights=(100,), per_domain=10)
+    attempt = attempt_start(user=learner, exam=exam).attempt
+    slot = attempt.responses.select_related("question").get(position=1)
+    published = slot.question.choices.get(is_correct=True)
+    attempt.record_answer(response=slot, choice_ids=[published.pk])
+    expire(attempt, seconds_past=3600)
+    erratum = Erratum.objects.create(question=slot.question)
+    erratum.published_key.set([published])
+    erratum_confirm(
+        erratum=erratum, policy=ErratumPolicy.CREDIT_EITHER,
+        corrected_choice_ids=[slot.question.choices.exclude(pk=published.pk).first().pk], user=instructor,
+    )
+    from exams.services import finalize_expired
+
+    finalize_expired()
+    attempt.refresh_from_db()
+    assert attempt.status == AttemptStatus.EXPIRED and attempt.right_count == 1
+    event = regrade_question(question=slot.question)
+    attempt.refresh_from_db()
+    assert attempt.right_count == 1 and event.scores_changed == 0

@@ -235,3 +235,11 @@ class TestReports:
         client.force_login(other_learner)
         assert client.post(reverse("exams:report", args=[attempt.pk, 1]), {"reason": "x"}).status_code == 404
         assert not Dispute.objects.exists()
+
+
+def test_no_practice_while_a_mock_of_the_exam_is_running(learner_client, learner):
+    exam = exam_with_bank()
+    learner_client.post(reverse("exams:start_mock", args=[exam.code]))
+    page = start_session(learner_client, exam, mode="practice").content.decode()
+    assert "timed mock of" in page and "running" in page
+    assert not Attempt.objects.filter(mode=AttemptMode.PRACTICE).exists()
