@@ -9,7 +9,7 @@ TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) SECRET_KEY=test-only-certprep-key-
 RUN_ENV := DEBUG=1
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test test-sqlite venv conformance check-chromium clean screenshots
+.PHONY: run test test-fault test-sqlite venv conformance check-chromium clean screenshots
 
 venv: $(VENV)/.installed
 
@@ -43,6 +43,12 @@ node_modules/.installed: package.json package-lock.json
 test: venv check-chromium node_modules/.installed
 	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(TEST_ENV) $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -q -m "not fault"
+	$(MAKE) --no-print-directory test-fault
+
+# Fault injection: real gunicorn and a throwaway PostgreSQL cluster of their own, one at a time.
+test-fault: venv
+	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
+	$(TEST_ENV) $(PY) -m pytest -q -p no:xdist -m fault tests/fault
 
 # The embedded default (no DATABASE_URL) keeps working: the suite without browser and
 # PostgreSQL-only tests, on SQLite.

@@ -154,6 +154,14 @@ class QuestionVersionManager(models.Manager):
         many questions; prefetch `choices` on the questions to save one per question.
         """
         questions = list(questions)
+        # Two first draws of a fresh bank would both create version 1: the question rows,
+        # locked in id order, make them take turns (no key lock: foreign keys still pass).
+        list(
+            Question.objects.select_for_update(no_key=True)
+            .filter(pk__in=[question.pk for question in questions])
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
         latest: dict[int, QuestionVersion] = {}
         for version in self.select_for_update().filter(question__in=questions).order_by("question_id", "number"):
             latest[version.question_id] = version

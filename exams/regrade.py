@@ -134,9 +134,10 @@ def score_changes_for(
 def _lock_question_and_attempts(*, question_id: int) -> Question:
     # The question first, then attempts in id order: finalization locks one attempt row
     # while it grades, so holding every attempt row means no attempt is half-graded with
-    # the old key while we regrade. Locking the question also makes a draw that adds a
-    # new slot for it wait (its foreign-key check) until the new key is committed.
-    question = Question.objects.select_for_update().get(pk=question_id)
+    # the old key while we regrade. The question's lock is NO KEY UPDATE: a submit that
+    # holds its attempt and files a review item (a foreign key to the question) takes a
+    # KEY SHARE lock on it, which a plain FOR UPDATE would block — a deadlock.
+    question = Question.objects.select_for_update(no_key=True).get(pk=question_id)
     holding = Response.objects.filter(question_id=question_id).values("attempt_id")
     list(Attempt.objects.select_for_update().filter(pk__in=holding).order_by("pk").values_list("pk", flat=True))
     return question
