@@ -27,11 +27,12 @@ def learner_pages(live_server, learner, exam) -> dict[str, str]:
     for slot in finished.responses.all():
         finished.record_answer(response=slot, choice_ids=[slot.choice_order[0]])
         services.attempt_check(attempt=finished, response=slot)
-    mock = services.attempt_start(user=learner, exam=exam).attempt
+    # Practice first: none may start while a mock of the exam runs.
     practice = services.attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE, count=2).attempt
     checked = practice.responses.get(position=1)
     practice.record_answer(response=checked, choice_ids=[checked.choice_order[0]])
     services.attempt_check(attempt=practice, response=checked)
+    mock = services.attempt_start(user=learner, exam=exam).attempt
     base = live_server.url
     return {
         "catalogue": f"{base}/",
