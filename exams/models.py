@@ -163,11 +163,15 @@ class QuestionVersionManager(models.Manager):
             .values_list("pk", flat=True)
         )
         latest: dict[int, QuestionVersion] = {}
-        for version in self.select_for_update().filter(question__in=questions).order_by("question_id", "number"):
-            latest[version.question_id] = version
-        used = set(
-            Response.objects.filter(version__in=latest.values()).values_list("version_id", flat=True).distinct()
+        versions = (
+            self.filter(question__in=questions)
+            # Whether any attempt showed it: a semi-join that stops at the first response.
+            .annotate(in_use=models.Exists(Response.objects.filter(version=models.OuterRef("pk"))))
+            .order_by("question_id", "number")
         )
+        for version in versions:
+            latest[version.question_id] = version
+        used = {version.pk for version in latest.values() if version.in_use}
         current, to_create, to_update = {}, [], []
         for question in questions:
             content = question.content()
@@ -400,6 +404,7 @@ class Attempt(models.Model):
         ]
         indexes = [
             models.Index(fields=["user", "status", "-finished_at"], name="attempt_user_history"),
+            models.Index(fields=["user", "exam", "status"], name="attempt_user_exam"),
             models.Index(fields=["status", "deadline"], name="attempt_expiry"),
         ]
 

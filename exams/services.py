@@ -100,6 +100,7 @@ def _mock_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
     )
     seen = set(
         Response.objects.filter(attempt__user=user, attempt__exam=exam, attempt__mode=AttemptMode.MOCK)
+        .order_by()  # the default ordering would drag the attempt's columns into the DISTINCT
         .values_list("question_id", flat=True)
         .distinct()
     )
@@ -130,7 +131,9 @@ def _session_questions(*, user, exam: Exam, domain: Domain | None, count: int, r
         raise StartRefused(f"There are no questions in {where} yet.")
     answered = set(
         Response.objects.filter(attempt__user=user, question_id__in=available, answered_at__isnull=False)
+        .order_by()
         .values_list("question_id", flat=True)
+        .distinct()
     )
     fresh = [pk for pk in available if pk not in answered]
     again = [pk for pk in available if pk in answered]

@@ -206,7 +206,8 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             request.POST,
             choice_count=len(response.choice_order),
             choose=response.question.choose,
-            slot_count=attempt.responses.count(),
+            # Counted only to move on: a plain save (the hot path) does without the query.
+            slot_count=attempt.responses.count() if request.POST.get("go") else position,
             checkable=attempt.mode != AttemptMode.MOCK,
         )
         if not form.is_valid():
@@ -236,17 +237,22 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
     if not request.htmx:
         return redirect("exams:question", attempt_id=attempt.pk, position=target)
 
-    navigator = _navigator(attempt)
     if go is None and not flag and not check:
-        # A choice changed: confirm the save and update this slot in the navigator.
-        item = next(slot for slot in navigator if slot["position"] == position)
+        # A choice changed: confirm the save and update this slot in the navigator, whose
+        # state is known from the save itself.
+        item = {
+            "position": position,
+            "answered": bool(picks),
+            "incomplete": 0 < len(picks) < response.question.choose,
+            "flagged": response.flagged,
+        }
         html = render_to_string("exams/attempt.html#save-status", {"saved": True}, request) + render_to_string(
             "exams/attempt.html#navigator-item", {"slot": item, "current": position, "oob": True}, request
         )
         page = HttpResponse(html)
     else:
         shown = _slot(attempt, target)
-        page = render(request, "exams/attempt.html#attempt-main", _question_context(request, attempt, shown, navigator))
+        page = render(request, "exams/attempt.html#attempt-main", _question_context(request, attempt, shown, _navigator(attempt)))
         page = retarget(reswap(page, "outerHTML"), "#attempt-main")
         if target != position:
             page = push_url(page, reverse("exams:question", args=[attempt.pk, target]))
