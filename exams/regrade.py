@@ -1,5 +1,6 @@
 """Confirming or rejecting an erratum, and regrading every finished attempt in set-based SQL."""
 from collections.abc import Iterable
+from contextlib import contextmanager
 from datetime import UTC, timedelta
 
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -22,7 +23,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Coalesce, Now
-from django.db.models.lookups import GreaterThanOrEqual
+from django.db.models.lookups import Exact, GreaterThan, GreaterThanOrEqual
 
 from exams.models import (
     Attempt,
@@ -181,9 +182,11 @@ def _selection_is(key: frozenset[int]) -> Q:
     return Q(condition)
 
 
-def _count_responses(**conditions) -> Coalesce:
+def _count_other_responses(*, question: Question, **conditions) -> Coalesce:
+    """The response's attempt's count of its other slots meeting `conditions`."""
     per_attempt = (
-        Response.objects.filter(attempt=OuterRef("pk"), **conditions)
+        Response.objects.filter(attempt=OuterRef("attempt_id"), **conditions)
+        .exclude(question=question)
         .order_by()
         .values("attempt")
         .annotate(n=Count("pk"))
@@ -199,26 +202,25 @@ class _HundredthsToPercent(Func):
     output_field = DecimalField(max_digits=5, decimal_places=2)
 
 
-def _new_score() -> Case:
+def _new_score(*, right=F("right_count"), total=F("total_count")) -> Case:
     """exams.grading.score_percent in SQL: 100·right/total, two places, halves up, exactly."""
-    right, total = F("right_count"), F("total_count")
     hundredths = ExpressionWrapper((right * 20000 + total) / (total * 2), output_field=IntegerField())
     return Case(
-        When(total_count=0, then=Value(0)),
+        When(Exact(total, 0), then=Value(0)),
         default=_HundredthsToPercent(hundredths),
         output_field=DecimalField(max_digits=5, decimal_places=2),
     )
 
 
-def _new_passed() -> Case:
+def _new_passed(*, right=F("right_count"), total=F("total_count"), exam_id=OuterRef("exam_id")) -> Case:
     """exams.grading.is_passed in SQL: right·100 ≥ passing·total on the exact ratio."""
-    passing = Subquery(Exam.objects.filter(pk=OuterRef("exam_id")).order_by().values("passing_score"))
+    passing = Subquery(Exam.objects.filter(pk=exam_id).order_by().values("passing_score"))
     reaches = GreaterThanOrEqual(
-        ExpressionWrapper(F("right_count") * 100, output_field=IntegerField()),
-        ExpressionWrapper(passing * F("total_count"), output_field=IntegerField()),
+        ExpressionWrapper(right * 100, output_field=IntegerField()),
+        ExpressionWrapper(passing * total, output_field=IntegerField()),
     )
     return Case(
-        When(Q(total_count__gt=0) & Q(reaches), then=Value(True)),
+        When(GreaterThan(total, 0) & Q(reaches), then=Value(True)),
         default=Value(False),
         output_field=BooleanField(),
     )
@@ -233,62 +235,160 @@ def _insert_select(*, model, columns: list[str], select: QuerySet) -> None:
         cursor.execute(f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({quoted}) {sql}", params)
 
 
+def _update_from(*, model, key: str, columns: list[str], select: QuerySet) -> None:
+    """UPDATE model SET column = d.column, ... FROM (select) d WHERE pk = d.key.
+
+    The ORM's update() cannot read a joined row, so every new value would be a correlated
+    subquery evaluated once per use; UPDATE ... FROM (PostgreSQL, SQLite ≥ 3.33) computes
+    each row once and joins it. The SELECT is compiled by the ORM and names `key` and
+    every column.
+    """
+    sql, params = select.query.get_compiler(connection=connection).as_sql()
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    assignments = ", ".join(f"{quote(column)} = {quote('d')}.{quote(column)}" for column in columns)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET {assignments} FROM ({sql}) {quote('d')} "
+            f"WHERE {table}.{quote(model._meta.pk.column)} = {quote('d')}.{quote(key)}",
+            params,
+        )
+
+
+def _credited(*, erratum: Erratum, key: frozenset[int], published: frozenset[int]) -> Q | None:
+    """When a response (correlated as OuterRef("pk")) earns credit now; None for a void item."""
+    if erratum.policy == ErratumPolicy.VOID:
+        return None
+    credited = _selection_is(key)
+    if erratum.policy == ErratumPolicy.CREDIT_EITHER and published and published != key:
+        # Only attempts finished before the confirmation were graded by the published
+        # key (exams.grading.key_for); later ones knew the corrected one.
+        finished_before = Exists(
+            Attempt.objects.filter(pk=OuterRef("attempt_id"), finished_at__lt=erratum.decided_at)
+        )
+        credited |= Q(finished_before) & _selection_is(published)
+    return credited
+
+
+def _regraded_item(credited: Q | None) -> tuple[Q, Case | Value]:
+    """(the stored grade differs from the new one, the new grade) of a response row."""
+    if credited is None:
+        return Q(is_correct__isnull=False), Value(None, output_field=BooleanField())
+    new = Case(When(credited, then=Value(True)), default=Value(False), output_field=BooleanField())
+    changed = Q(is_correct__isnull=True) | (Q(is_correct=True) & ~credited) | (Q(is_correct=False) & credited)
+    return changed, new
+
+
+def _one_if(condition: Q | None) -> Case | Value:
+    if condition is None:
+        return Value(0)
+    return Case(When(condition, then=Value(1)), default=Value(0), output_field=IntegerField())
+
+
+def _attempt_regrades(*, holding: QuerySet, question: Question, credited: Q | None, changed: Q) -> QuerySet:
+    """Each attempt whose grade may move: its new counts, score and pass, from its slot.
+
+    Only this question's grade changes, so the counts move by the slot's new grade minus
+    its stored one instead of being recounted over all 60 slots. An attempt finished but
+    never graded (no counts) is counted from its other slots instead, as a recount would.
+    Rows are responses (one per attempt) with their attempt joined.
+    """
+    right = ExpressionWrapper(
+        Coalesce(F("attempt__right_count") - _one_if(Q(is_correct=True)),
+                 _count_other_responses(question=question, is_correct=True))
+        + _one_if(credited),
+        output_field=IntegerField(),
+    )
+    total = ExpressionWrapper(
+        Coalesce(F("attempt__total_count") - _one_if(Q(is_correct__isnull=False)),
+                 _count_other_responses(question=question, is_correct__isnull=False))
+        + Value(0 if credited is None else 1),
+        output_field=IntegerField(),
+    )
+    ungraded = Q(attempt__right_count__isnull=True) | Q(attempt__total_count__isnull=True)
+    ungraded |= Q(attempt__score__isnull=True) | Q(attempt__passed__isnull=True)
+    return holding.filter(changed | ungraded).annotate(
+        new_right=right,
+        new_total=total,
+        new_score=_new_score(right=right, total=total),
+        new_passed=_new_passed(right=right, total=total, exam_id=OuterRef("attempt__exam_id")),
+    )
+
+
+@contextmanager
+def _without_jit():
+    """PostgreSQL's JIT off for the regrade's statements, back to the session's setting after.
+
+    Their many CASE branches and subplans make the planner's cost estimate huge, so the
+    server JIT-compiles them: measured ~0.9 s of compiling per statement against ~0.25 s
+    of running (20,000 attempts). SET LOCAL cannot leak past the transaction.
+    """
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL jit = off")
+    yield
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL jit TO DEFAULT")
+
+
 def _regrade_locked(
     *, question: Question, erratum: Erratum, key: frozenset[int], published: frozenset[int],
     user: AbstractBaseUser | None,
 ) -> RegradeEvent:
     """The regrade proper; the caller holds the question's and its attempts' row locks.
 
-    A fixed number of statements however many attempts hold the question.
+    A fixed number of statements however many attempts hold the question, and only the
+    rows whose grade changes are written.
     """
     if not key and erratum.policy != ErratumPolicy.VOID:
         raise ValueError(f"question {question.pk} has no key to grade by")
     event = RegradeEvent.objects.create(erratum=erratum, policy=erratum.policy, created_by=user)
 
-    responses = Response.objects.filter(question=question, attempt__status__in=Attempt.FINISHED_STATUSES)
-    if erratum.policy == ErratumPolicy.VOID:
-        touched = responses.update(is_correct=None)
-    else:
-        credited = [When(_selection_is(key), then=Value(True))]
-        if erratum.policy == ErratumPolicy.CREDIT_EITHER and published and published != key:
-            # Only attempts finished before the confirmation were graded by the published
-            # key (exams.grading.key_for); later ones knew the corrected one.
-            finished_before = Exists(
-                Attempt.objects.filter(pk=OuterRef("attempt_id"), finished_at__lt=erratum.decided_at)
-            )
-            credited.append(When(Q(finished_before) & _selection_is(published), then=Value(True)))
-        touched = responses.update(is_correct=Case(*credited, default=Value(False), output_field=BooleanField()))
+    # attempt_id IN (...) rather than attempt__status: update() turns a join into
+    # id IN (a second scan of the responses), which reads the whole table.
+    finished = Attempt.objects.filter(status__in=Attempt.FINISHED_STATUSES).values("pk")
+    holding = Response.objects.filter(question=question, attempt_id__in=finished)
+    credited = _credited(erratum=erratum, key=key, published=published)
+    changed, new_grade = _regraded_item(credited)
+    regrades = _attempt_regrades(holding=holding, question=question, credited=credited, changed=changed)
 
-    attempts = Attempt.objects.filter(
-        status__in=Attempt.FINISHED_STATUSES,
-        pk__in=Response.objects.filter(question=question).values("attempt_id"),
-    )
-    # Counts first, then score and pass from the stored counts, so the changes can be
-    # read in between as (old score, new score) without a second copy of the formulas.
-    attempts.update(right_count=_count_responses(is_correct=True), total_count=_count_responses(is_correct__isnull=False))
-    # An attempt marked finished without ever being graded has no old score to report.
-    # values_list keeps its arguments' order in the SELECT: the INSERT's column order.
-    changed = (
-        attempts.filter(score__isnull=False, passed__isnull=False)
-        .annotate(new_score=_new_score(), new_passed=_new_passed())
-        .exclude(score=F("new_score"), passed=F("new_passed"))
-        .order_by()
-        .values_list(Value(event.pk), "pk", "score", "new_score", "passed", "new_passed")
-    )
-    _insert_select(
-        model=RegradeChange,
-        columns=["event_id", "attempt_id", "old_score", "new_score", "old_passed", "new_passed"],
-        select=changed,
-    )
-    attempts.update(score=_new_score(), passed=_new_passed())
-
+    with _without_jit():
+        _write_regrade(event=event, holding=holding, regrades=regrades, changed=changed, new_grade=new_grade)
     tally = RegradeChange.objects.filter(event=event).aggregate(
         scores=Count("pk", filter=~Q(old_score=F("new_score"))),
         flips=Count("pk", filter=~Q(old_passed=F("new_passed"))),
     )
-    event.attempts_touched, event.scores_changed, event.pass_flips = touched, tally["scores"], tally["flips"]
+    event.attempts_touched, event.scores_changed, event.pass_flips = holding.count(), tally["scores"], tally["flips"]
     event.save(update_fields=["attempts_touched", "scores_changed", "pass_flips"])
     return event
+
+
+def _write_regrade(*, event: RegradeEvent, holding: QuerySet, regrades: QuerySet, changed: Q, new_grade) -> None:
+    """The change records, the attempts' grades, then the slots' grades."""
+    # Both statements read the stored grades, so they run before the slots are rewritten:
+    # first the changes (old score beside the new), then the attempts themselves.
+    # An attempt marked finished without ever being graded has no old score to report.
+    # values_list keeps its arguments' order in the SELECT: the INSERT's column order.
+    _insert_select(
+        model=RegradeChange,
+        columns=["event_id", "attempt_id", "old_score", "new_score", "old_passed", "new_passed"],
+        select=regrades.filter(attempt__score__isnull=False, attempt__passed__isnull=False)
+        .exclude(attempt__score=F("new_score"), attempt__passed=F("new_passed"))
+        .order_by()
+        .values_list(Value(event.pk), "attempt_id", "attempt__score", "new_score", "attempt__passed", "new_passed"),
+    )
+    _update_from(
+        model=Attempt,
+        key="regraded",
+        columns=["right_count", "total_count", "score", "passed"],
+        select=regrades.order_by().annotate(
+            regraded=F("attempt_id"), right_count=F("new_right"), total_count=F("new_total"),
+            score=F("new_score"), passed=F("new_passed"),
+        ).values("regraded", "right_count", "total_count", "score", "passed"),
+    )
+    holding.filter(changed).update(is_correct=new_grade)
 
 
 def _schedule_review(*, question: Question, erratum: Erratum, picked: frozenset[int]) -> None:
