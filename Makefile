@@ -9,7 +9,7 @@ TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) SECRET_KEY=test-only-certprep-key-
 RUN_ENV := DEBUG=1
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test test-fault test-sqlite venv conformance check-chromium clean screenshots
+.PHONY: run test test-fault test-sqlite venv conformance check-chromium clean screenshots bench bench-scale
 
 venv: $(VENV)/.installed
 
@@ -64,6 +64,16 @@ SCREENSHOT_TESTS := tests/browser/test_mock.py::test_a_whole_60_question_mock_by
 screenshots: venv check-chromium node_modules/.installed
 	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(TEST_ENV) $(PY) -m pytest -q -p no:xdist $(SCREENSHOT_TESTS) --screenshots docs/screenshots
+
+# Load (locust against gunicorn, with the /bench/hello floor) and scale benchmarks; both
+# write their figures into docs/BENCHMARKS.md. Each takes its own database.
+bench: venv
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/load/run.py
+
+bench-scale: venv
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/scale/run.py
 
 conformance: venv
 	$(PY) tools/moodle_conformance.py
