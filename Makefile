@@ -69,10 +69,11 @@ screenshots: venv check-chromium node_modules/.installed
 # write their figures into docs/BENCHMARKS.md. Each takes its own database.
 bench: venv
 	$(PY) -m pip install --quiet -e '.[bench]'
+	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) bench/load/run.py
 
 bench-scale: venv
-	$(PY) -m pip install --quiet -e '.[bench]'
+	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) bench/scale/run.py
 
 conformance: venv

@@ -443,8 +443,10 @@ class Attempt(models.Model):
         current = {pick.choice_id for pick in response.picks.all()}
         if current == set(choice_ids):
             return False
-        response.picks.all().delete()
-        ResponseChoice.objects.bulk_create(ResponseChoice(response=response, choice_id=pk) for pk in choice_ids)
+        if current:
+            response.picks.all().delete()
+        if choice_ids:
+            ResponseChoice.objects.bulk_create(ResponseChoice(response=response, choice_id=pk) for pk in choice_ids)
         response.answered_at = Now() if choice_ids else None
         response.save(update_fields=["answered_at"])
         return True

@@ -328,9 +328,13 @@ def _without_jit():
         return
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL jit = off")
+        # Enough memory for the bitmap of a question's responses to stay exact: with the
+        # default 4 MB it turns lossy and rechecks far more rows than it updates.
+        cursor.execute("SET LOCAL work_mem = '64MB'")
     yield
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL jit TO DEFAULT")
+        cursor.execute("SET LOCAL work_mem TO DEFAULT")
 
 
 def _regrade_locked(

@@ -96,13 +96,10 @@ def _navigator(attempt: Attempt) -> list[dict]:
     ]
 
 
-def _slot(attempt: Attempt, position: int) -> Response | None:
-    return (
-        attempt.responses.select_related("version", "question")
-        .prefetch_related("picks")
-        .filter(position=position)
-        .first()
-    )
+def _slot(attempt: Attempt, position: int, *, with_text: bool = True) -> Response | None:
+    """One slot with its picks; `with_text` also loads the version a page shows (saves skip it)."""
+    related = ("version", "question") if with_text else ("question",)
+    return attempt.responses.select_related(*related).prefetch_related("picks").filter(position=position).first()
 
 
 def _options(response: Response) -> list[dict]:
@@ -189,7 +186,7 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             return redirect(results_url)
         if attempt.is_past_grace():
             return _time_up(request, attempt)
-        response = _slot(attempt, position)
+        response = _slot(attempt, position, with_text=request.method == "GET")
         if response is None:
             if request.method == "POST":
                 return HttpResponseBadRequest(f"There is no question {position} in this attempt.")

@@ -53,7 +53,10 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "chart": progress.trend_chart(trend, exam.passing_score),
             "page": page,
             "domains": exam.domains.all(),
-            "score_changes": RegradeChange.objects.filter(attempt__user=request.user, attempt__exam=exam)
+            # Driven by the learner's attempt ids so the (attempt, event) index is used.
+            "score_changes": RegradeChange.objects.filter(
+                attempt__in=Attempt.objects.filter(user=request.user, exam=exam).values("pk")
+            )
             .select_related("attempt", "event__erratum__question")
             .order_by("-event__created_at", "-pk")[:10],
             "other_exams": Exam.objects.filter(is_published=True).exclude(pk=exam.pk),

@@ -135,3 +135,13 @@ class TestVersions:
         assert old.content["stem"] == "Original wording"
         assert old.choice_text(choice.pk) == f"Choice B of {question.title}"
         assert question.is_in_finished_attempt()
+
+
+@pytest.mark.postgres_only
+def test_hot_tables_leave_room_for_in_place_updates():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relname, reloptions FROM pg_class WHERE relname IN ('exams_response', 'exams_attempt')")
+        options = dict(cursor.fetchall())
+    assert options == {"exams_response": ["fillfactor=90"], "exams_attempt": ["fillfactor=90"]}
