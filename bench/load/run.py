@@ -488,7 +488,7 @@ def pstats_table(stats: pstats.Stats, requests: int) -> list[dict]:
         short = re.sub(r".*/site-packages/", "", filename).replace(str(ROOT) + "/", "")
         rows.append({"function": f"{short}:{line}({function})", "calls": calls / max(1, requests),
                      "tottime_ms": 1000 * tottime / max(1, requests), "cumtime_ms": 1000 * cumtime / max(1, requests)})
-    return sorted(rows, key=lambda row: -row["cumtime_ms"])
+    return sorted(rows, key=lambda row: -row["cumtime_ms"])[:150]
 
 
 def py_spy_profile(args, setting: str, pyspy: Path) -> dict:

@@ -219,6 +219,7 @@ def measure(args, scale) -> dict:
         "star_holders": Response.objects.filter(question=star).count(),
     }}
     print(f"  counts: {results['counts']}", flush=True)
+    cpu_start = cpu_snapshot()
 
     def draw(user):
         return lambda: services.attempt_start(user=user, exam=exam, seed=7)
@@ -317,7 +318,36 @@ def measure(args, scale) -> dict:
         results["tables"] = cursor.fetchall()
         cursor.execute("SELECT pg_database_size(current_database())")
         results["database_bytes"] = cursor.fetchone()[0]
+    results["others_cores"] = others_share(cpu_start, cpu_snapshot())
     return results
+
+
+def cpu_snapshot() -> dict:
+    """Machine-wide busy CPU seconds, this process's, and this database's PostgreSQL backends'."""
+    from django.db import connection
+
+    hz = os.sysconf("SC_CLK_TCK")
+    fields = list(map(int, Path("/proc/stat").read_text().split()[1:9]))
+    busy = (sum(fields) - fields[3] - fields[4]) / hz  # all but idle and iowait
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+        pids = [pid for (pid,) in cursor.fetchall()]
+    backends = {}
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            backends[pid] = (int(stat[11]) + int(stat[12])) / hz
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    own = os.times()
+    return {"time": time.time(), "busy": busy, "own": own.user + own.system, "backends": backends}
+
+
+def others_share(before: dict, after: dict) -> float:
+    """Cores used on average by everything except this benchmark and its database backends."""
+    backends = sum(after["backends"][pid] - before["backends"].get(pid, 0.0) for pid in after["backends"])
+    others = (after["busy"] - before["busy"]) - (after["own"] - before["own"]) - backends
+    return max(0.0, others) / max(1e-9, after["time"] - before["time"])
 
 
 def _rss_mib() -> float:
@@ -355,8 +385,8 @@ def report(args, results: dict) -> str:
         f"{m['memory_gib']} GiB, Linux {m['kernel']}, Python {m['python']}; PostgreSQL {pg['version']} on the same machine, "
         f"settings at their defaults (fsync={pg['fsync']}, synchronous_commit={pg['synchronous_commit']}, "
         f"shared_buffers={int(pg['shared_buffers']) * 8 // 1024} MB, work_mem={pg['work_mem']} kB). "
-        f"Load average at the start {results['loadavg_start']}, at the end {results['loadavg_end']}"
-        + (" — the machine was shared with other work (test suites), so wall-clock figures carry that noise." if results["shared"] else "."),
+        f"Load average at the start {results['loadavg_start']}, at the end {results['loadavg_end']} (the benchmark's own "
+        "work included). " + shared_note(r),
         "",
         f"Data: {counts['questions']:,} questions (4 choices, one version each), {counts['attempts']:,} finished mocks, "
         f"{counts['responses']:,} responses; the heavy learner has {counts['heavy_attempts']:,} attempts; "
@@ -423,6 +453,16 @@ def report(args, results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def shared_note(measure: dict) -> str:
+    others = measure.get("others_cores")
+    if others is None:
+        return "Other work on the machine was not measured in this run."
+    if others > 0.1:
+        return (f"The machine was shared: other processes used on average {others:.2f} of {os.cpu_count()} cores "
+                "while the timings ran, so wall-clock figures carry that noise.")
+    return "Nothing else ran on the machine to speak of while the timings ran."
+
+
 def STAR() -> int:
     from generate import STAR_QUESTION
 
@@ -455,11 +495,19 @@ def main() -> None:
     parser.add_argument("--import-runs", type=int, default=3)
     parser.add_argument("--skip-generate", action="store_true", help="reuse the generated database as it is")
     parser.add_argument("--drop", action="store_true", help="drop the database at the end")
+    parser.add_argument("--report-from", type=Path, help="only rewrite the Markdown from a results JSON of an earlier run")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/certprep-bench-scale"))
     parser.add_argument("--results", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "BENCHMARKS.md")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
+    if args.report_from:
+        results = json.loads(args.report_from.read_text())
+        args.gift_questions = results["measure"]["import"]["questions"]
+        section = report(args, results)
+        (args.results / "scale.md").write_text(section)
+        update_doc(args.doc, section, "scale")
+        return
     if not (ROOT / "staticfiles" / "staticfiles.json").exists():
         raise SystemExit("staticfiles/staticfiles.json is missing: run collectstatic first (make bench-scale does)")
 
@@ -505,7 +553,6 @@ def main() -> None:
     results["measure"] = measure(args, scale)
     results["elapsed_s"] = time.time() - started
     results["loadavg_end"] = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    results["shared"] = max(float(results["loadavg_start"].split()[0]), float(results["loadavg_end"].split()[0])) > 1.5
     if args.drop:
         from django.db import connections
 
