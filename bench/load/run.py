@@ -18,7 +18,6 @@ Every server started here is stopped on the way out, failure or not.
 """
 import argparse
 import csv
-import io
 import json
 import os
 import platform
@@ -35,6 +34,9 @@ from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: the shared report helpers
+from report import code_version, update_doc  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 VENV_BIN = Path(sys.executable).parent
@@ -47,18 +49,6 @@ _servers: list[subprocess.Popen] = []
 
 
 # ---------------------------------------------------------------- machine and CPU
-
-
-def code_version() -> str:
-    """The commit the figures belong to, and whether app code had uncommitted changes (read-only git)."""
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                                timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "exams", "accounts", "config", "templates"],
-                               cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return f"{commit}" + (" with uncommitted changes to the app" if dirty else "") if commit else "unknown"
 
 
 def machine() -> dict:
@@ -759,19 +749,6 @@ def targets(results: dict) -> list[dict]:
                  "measured": ", ".join(f"{v:.2f} (`{k}`)" for k, v in ratios.items()),
                  "passed": max(ratios.values()) >= TARGETS["save_over_floor"]})
     return rows
-
-
-def update_doc(doc: Path, section: str, marker: str) -> bool:
-    if not doc.exists():
-        return False
-    text = doc.read_text()
-    begin, end = f"<!-- bench:{marker}:begin -->", f"<!-- bench:{marker}:end -->"
-    if begin not in text or end not in text:
-        return False
-    head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    doc.write_text(f"{head}{begin}\n{section}{end}{tail}")
-    return True
 
 
 def main() -> None:

@@ -32,6 +32,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: the shared report helpers
+from report import code_version, update_doc  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -54,18 +57,6 @@ def app_env(database_url: str) -> dict:
         "LOG_LEVEL": "WARNING",
         "DJANGO_SETTINGS_MODULE": "config.settings",
     }
-
-
-def code_version() -> str:
-    """The commit the figures belong to, and whether app code had uncommitted changes (read-only git)."""
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                                timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "exams", "accounts", "config", "templates"],
-                               cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return f"{commit}" + (" with uncommitted changes to the app" if dirty else "") if commit else "unknown"
 
 
 def machine() -> dict:
@@ -467,19 +458,6 @@ def STAR() -> int:
     from generate import STAR_QUESTION
 
     return STAR_QUESTION
-
-
-def update_doc(doc: Path, section: str, marker: str) -> bool:
-    if not doc.exists():
-        return False
-    text = doc.read_text()
-    begin, end = f"<!-- bench:{marker}:begin -->", f"<!-- bench:{marker}:end -->"
-    if begin not in text or end not in text:
-        return False
-    head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    doc.write_text(f"{head}{begin}\n{section}{end}{tail}")
-    return True
 
 
 def main() -> None:
