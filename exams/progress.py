@@ -1,10 +1,13 @@
 """Reads behind the dashboard: mastery, readiness, trend, reviews due — aggregates in SQL."""
+import datetime
 from dataclasses import dataclass
 
 from django.db import connection
+from django.utils.dateparse import parse_datetime
+from django.utils.timezone import is_naive, make_aware
 
 from exams import readiness
-from exams.models import Attempt, AttemptMode, AttemptStatus, Exam, Question, Response, ReviewItem
+from exams.models import Attempt, AttemptMode, AttemptStatus, Exam, Response, ReviewItem
 
 # Mastery looks at this many of the learner's latest answered responses per domain.
 MASTERY_WINDOW = 50
@@ -28,34 +31,101 @@ class DomainStanding:
 def domain_standings(*, user, exam: Exam) -> list[DomainStanding]:
     """Per domain: right out of the last 50 answered responses in finished attempts (all modes).
 
-    One query: a window function numbers each domain's responses newest first (portable to
-    SQLite 3.25+); unanswered and voided responses are left out.
+    A window function numbers each domain's responses newest first (portable to SQLite
+    3.25+); unanswered and voided responses are left out. To keep the dashboard's cost
+    flat as history grows, it first numbers only the responses of the learner's latest
+    attempts, and widens that window only for an answer it cannot yet prove is complete
+    (see `_window_counts`); a learner who has taken every domain lately needs one query.
     """
-    response, attempt, question = Response._meta.db_table, Attempt._meta.db_table, Question._meta.db_table
-    sql = f"""
-        SELECT domain_id, SUM(CASE WHEN is_correct THEN 1 ELSE 0 END), COUNT(*)
-        FROM (
-            SELECT q.domain_id AS domain_id, r.is_correct AS is_correct,
-                   ROW_NUMBER() OVER (PARTITION BY q.domain_id ORDER BY r.answered_at DESC, r.id DESC) AS n
-            FROM {response} r
-            JOIN {attempt} a ON a.id = r.attempt_id
-            JOIN {question} q ON q.id = r.question_id
-            WHERE a.user_id = %s AND a.exam_id = %s AND a.status IN (%s, %s)
-              AND r.answered_at IS NOT NULL AND r.is_correct IS NOT NULL
-        ) latest
-        WHERE n <= %s
-        GROUP BY domain_id
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [user.pk, exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED, MASTERY_WINDOW])
-        counts = {domain_id: (int(right), int(answered)) for domain_id, right, answered in cursor.fetchall()}
+    domains = list(exam.domains.all())
+    counts: dict[int, tuple[int, int]] = {}
+    pending = {domain.pk for domain in domains}
+    limit: int | None = FIRST_ATTEMPT_WINDOW
+    while pending:
+        window = _window_counts(user=user, exam=exam, limit=limit)
+        for domain_id in list(pending):
+            right, answered, oldest = window.domains.get(domain_id, (0, 0, None))
+            # Exact once nothing outside the window can be newer than this domain's 50th
+            # answer, or when the window holds every finished attempt.
+            if window.complete or (answered == MASTERY_WINDOW and oldest > window.newest_outside):
+                counts[domain_id] = (right, answered)
+                pending.discard(domain_id)
+        limit = limit * WINDOW_GROWTH if limit and limit * WINDOW_GROWTH < LAST_WINDOW else None
     return [
         DomainStanding(
             domain_id=domain.pk, name=domain.name, weight=domain.weight,
-            right=counts.get(domain.pk, (0, 0))[0], answered=counts.get(domain.pk, (0, 0))[1],
+            right=counts[domain.pk][0], answered=counts[domain.pk][1],
         )
-        for domain in exam.domains.all()
+        for domain in domains
     ]
+
+
+# The first window of latest attempts, how fast it widens, and the width past which the
+# whole history is read at once.
+FIRST_ATTEMPT_WINDOW = 25
+WINDOW_GROWTH = 4
+LAST_WINDOW = 1000
+
+
+@dataclass(frozen=True)
+class _Window:
+    # domain id → (right, answered, answered_at of the oldest of the counted answers)
+    domains: dict
+    # True when the window held every finished attempt of the learner on this exam.
+    complete: bool
+    # No answer outside the window is later than this: an answer is saved before its
+    # attempt finishes, or within the grace after an expired attempt's deadline.
+    newest_outside: object
+
+
+def _window_counts(*, user, exam: Exam, limit: int | None) -> _Window:
+    """Mastery counts over the learner's `limit` latest finished attempts (all when None).
+
+    One query; its last row (domain NULL) carries how many attempts the window took and
+    when the oldest of them finished.
+    """
+    response, attempt = Response._meta.db_table, Attempt._meta.db_table
+    limit_sql = "LIMIT %s" if limit else ""
+    sql = f"""
+        WITH recent AS (
+            SELECT id, finished_at FROM {attempt}
+            WHERE user_id = %s AND exam_id = %s AND status IN (%s, %s)
+            ORDER BY finished_at DESC, id DESC {limit_sql}
+        ),
+        latest AS (
+            SELECT r.domain_id AS domain_id, r.is_correct AS is_correct, r.answered_at AS answered_at,
+                   ROW_NUMBER() OVER (PARTITION BY r.domain_id ORDER BY r.answered_at DESC, r.id DESC) AS n
+            FROM {response} r
+            JOIN recent a ON a.id = r.attempt_id
+            WHERE r.answered_at IS NOT NULL AND r.is_correct IS NOT NULL
+        )
+        SELECT domain_id, SUM(CASE WHEN is_correct THEN 1 ELSE 0 END), COUNT(*), MIN(answered_at)
+        FROM latest WHERE n <= %s GROUP BY domain_id
+        UNION ALL
+        SELECT NULL, 0, COUNT(*), MIN(finished_at) FROM recent
+    """
+    params = [user.pk, exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED]
+    params += [limit] if limit else []
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, MASTERY_WINDOW])
+        rows = cursor.fetchall()
+    domains, complete, newest_outside = {}, True, None
+    for domain_id, right, answered, oldest in rows:
+        if domain_id is None:
+            complete = limit is None or answered < limit
+            if oldest is not None:
+                newest_outside = _as_datetime(oldest) + Attempt.GRACE
+        else:
+            domains[domain_id] = (int(right), int(answered), _as_datetime(oldest))
+    return _Window(domains=domains, complete=complete, newest_outside=newest_outside)
+
+
+def _as_datetime(value):
+    """SQLite hands a raw cursor's timestamps back as text."""
+    if isinstance(value, str):
+        parsed = parse_datetime(value)
+        return make_aware(parsed, timezone=datetime.UTC) if is_naive(parsed) else parsed
+    return value
 
 
 def readiness_estimate(standings: list[DomainStanding]) -> readiness.Readiness | None:

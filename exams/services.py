@@ -179,6 +179,7 @@ def _create(*, user, exam: Exam, mode: str, domain: Domain | None, question_ids:
             attempt=attempt,
             position=position,
             question_id=question_id,
+            domain_id=by_id[question_id].domain_id,
             version=versions[question_id],
             choice_order=sampling.shuffle_choices(
                 choice_ids=[choice.pk for choice in by_id[question_id].choices.all()],
@@ -273,12 +274,12 @@ def confirmed_keys(*, attempt: Attempt, question_ids) -> dict[int, grading.ItemK
 def grade_responses(*, attempt: Attempt) -> grading.AttemptGrade:
     """Grade every slot of the attempt, store each result, and schedule the mistakes for review."""
     responses = list(
-        attempt.responses.select_related("question").prefetch_related("picks").order_by("position")
+        attempt.responses.prefetch_related("picks").order_by("position")
     )
     keys = confirmed_keys(attempt=attempt, question_ids={response.question_id for response in responses})
     slots = [
         grading.Slot(
-            domain_id=response.question.domain_id,
+            domain_id=response.domain_id,
             selected=frozenset(pick.choice_id for pick in response.picks.all()),
             key=keys[response.question_id],
         )
@@ -351,7 +352,7 @@ def domain_results(*, attempts) -> dict[int, dict[int, tuple[int, int]]]:
     """Per attempt, per domain: (right, total), void items left out. One query."""
     rows = (
         Response.objects.filter(attempt__in=attempts)
-        .values("attempt_id", "question__domain_id")
+        .values("attempt_id", "domain_id")
         .annotate(
             right=Count("pk", filter=Q(is_correct=True)),
             total=Count("pk", filter=Q(is_correct__isnull=False)),
@@ -360,7 +361,7 @@ def domain_results(*, attempts) -> dict[int, dict[int, tuple[int, int]]]:
     )
     results: dict[int, dict[int, tuple[int, int]]] = defaultdict(dict)
     for row in rows:
-        results[row["attempt_id"]][row["question__domain_id"]] = (row["right"], row["total"])
+        results[row["attempt_id"]][row["domain_id"]] = (row["right"], row["total"])
     return results
 
 

@@ -160,9 +160,9 @@ def generate(scale: Scale) -> list[tuple[str, int, float]]:
         # One series over response ids, attempt-major: an attempt's 60 slots sit together on
         # disk, as they do when a draw inserts them in one statement.
         _timed(log, "responses", f"""
-            INSERT INTO exams_response (id, attempt_id, position, question_id, version_id, choice_order, flagged,
-                                        answered_at, checked_at, is_correct)
-            SELECT n + 1, ap.a, ap.p, s.q, s.q,
+            INSERT INTO exams_response (id, attempt_id, position, question_id, domain_id, version_id, choice_order,
+                                        flagged, answered_at, checked_at, is_correct)
+            SELECT n + 1, ap.a, ap.p, s.q, {domain_case.replace("q % 100", "s.q % 100")}, s.q,
                    jsonb_build_array((s.q - 1) * 4 + 1 + (s.r + 0) % 4, (s.q - 1) * 4 + 1 + (s.r + 1) % 4,
                                      (s.q - 1) * 4 + 1 + (s.r + 2) % 4, (s.q - 1) * 4 + 1 + (s.r + 3) % 4),
                    s.h % 40 = 0,

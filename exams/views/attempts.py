@@ -355,7 +355,7 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
         })
 
     responses = (
-        attempt.responses.select_related("version", "question__domain")
+        attempt.responses.select_related("version", "question", "domain")
         .prefetch_related("picks", Prefetch("question__choices"))
         .order_by("position")
     )

@@ -68,7 +68,7 @@ def _export_rows(user):
     """Every response of the learner's finished attempts, attempt by attempt (two queries)."""
     responses = (
         Response.objects.filter(attempt__user=user, attempt__status__in=Attempt.FINISHED_STATUSES)
-        .select_related("attempt__exam", "question__domain")
+        .select_related("attempt__exam", "question", "domain")
         .prefetch_related("picks")
         .order_by("attempt__finished_at", "attempt_id", "position")
     )
@@ -91,7 +91,7 @@ def _attempt_values(attempt: Attempt) -> list:
 def _response_values(response: Response, selected: str) -> list:
     return [
         response.position, response.question_id, response.question.title,
-        response.question.domain.name, selected, response.is_correct, response.flagged,
+        response.domain.name, selected, response.is_correct, response.flagged,
         response.answered_at.isoformat() if response.answered_at else None,
     ]
 

@@ -118,7 +118,7 @@ def test_the_key_of_a_question_in_a_finished_attempt_cannot_change_here(instruct
     attempt = Attempt.objects.create(
         user=learner, exam=question.exam, status=AttemptStatus.SUBMITTED, finished_at=timezone.now()
     )
-    Response.objects.create(attempt=attempt, position=1, question=question, version=question.current_version(), choice_order=[])
+    Response.objects.create(attempt=attempt, position=1, question=question, domain_id=question.domain_id, version=question.current_version(), choice_order=[])
     url = reverse("admin:exams_question_change", args=[question.pk])
     data = form_data(instructor_client.get(url))
     data.pop(choice_prefix(data, "A") + "-is_correct")

@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from exams import progress
 from exams.models import Attempt, AttemptMode, AttemptStatus, Response, ResponseChoice, ReviewItem
 from exams.services import attempt_start
 from tests.factories import exam_with_bank
@@ -20,7 +21,7 @@ from tests.factories import exam_with_bank
 pytestmark = pytest.mark.django_db
 
 
-def finished_history(user, exam, *, attempts: int, answered_share: float = 0.9, seed: int = 1) -> None:
+def finished_history(user, exam, *, attempts: int, answered_share: float = 0.9, seed: int = 1, per_attempt: int = 4) -> None:
     """Finished attempts with answers, made in bulk (real rows, no shortcuts in what is read)."""
     rng = random.Random(seed)
     questions = list(exam.questions.prefetch_related("choices"))
@@ -39,12 +40,13 @@ def finished_history(user, exam, *, attempts: int, answered_share: float = 0.9, 
     )
     responses, picks = [], []
     for attempt in made:
-        for position, question in enumerate(rng.sample(questions, min(4, len(questions))), start=1):
+        for position, question in enumerate(rng.sample(questions, min(per_attempt, len(questions))), start=1):
             answered = rng.random() < answered_share
             right = rng.random() < 0.6
             choices = list(question.choices.all())
             responses.append(Response(
-                attempt=attempt, position=position, question=question, version=version_for[question.pk],
+                attempt=attempt, position=position, question=question, domain_id=question.domain_id,
+                version=version_for[question.pk],
                 choice_order=[c.pk for c in choices], is_correct=right if answered else False,
                 answered_at=attempt.started_at + timedelta(minutes=position) if answered else None,
             ))
@@ -64,7 +66,7 @@ def expected_standings(user, exam) -> dict[str, tuple[int, int]]:
             answered_at__isnull=False, is_correct__isnull=False,
         )
         .order_by("-answered_at", "-pk")
-        .values_list("question__domain__name", "is_correct")
+        .values_list("domain__name", "is_correct")
     )
     counts: dict[str, list[int]] = {}
     for domain, right in rows:
@@ -146,8 +148,8 @@ def test_history_is_paginated(learner_client, learner):
     assert learner_client.get(reverse("exams:dashboard"), {"page": 3}).content.decode().count("<tr>") >= 5
 
 
-def dashboard_queries(client, user, exam, attempts: int) -> int:
-    finished_history(user, exam, attempts=attempts, seed=attempts)
+def dashboard_queries(client, user, exam, attempts: int, per_attempt: int = 4) -> int:
+    finished_history(user, exam, attempts=attempts, seed=attempts, per_attempt=per_attempt)
     attempt_start(user=user, exam=exam)
     client.get(reverse("exams:dashboard"))
     with CaptureQueriesContext(connection) as queries:
@@ -155,13 +157,36 @@ def dashboard_queries(client, user, exam, attempts: int) -> int:
     return len(queries.captured_queries)
 
 
-def test_the_dashboard_costs_the_same_queries_for_2_and_500_attempts(client, learner, other_learner):
+def test_the_dashboards_queries_do_not_grow_with_history(client, learner, other_learner, instructor):
     exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
     client.force_login(learner)
-    small = dashboard_queries(client, learner, exam, 2)
+    small = dashboard_queries(client, learner, exam, 2, per_attempt=30)
+    # Recent attempts cover every domain 50 times over: mastery is one query, as for 2.
     client.force_login(other_learner)
-    large = dashboard_queries(client, other_learner, exam, 500)
-    assert small == large
+    assert dashboard_queries(client, other_learner, exam, 500, per_attempt=30) == small
+    # Thin attempts (4 answers each) make mastery widen its window of attempts: a few
+    # more queries, never one per attempt.
+    client.force_login(instructor)
+    assert small < dashboard_queries(client, instructor, exam, 500) <= small + 3
+
+
+@pytest.mark.parametrize("attempts, per_attempt", [(1, 4), (30, 30), (120, 4), (400, 12)])
+def test_mastery_counts_the_latest_50_answers_per_domain_whatever_the_history(learner, attempts, per_attempt):
+    exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
+    finished_history(learner, exam, attempts=attempts, per_attempt=per_attempt, seed=attempts)
+    got = {s.name: (s.right, s.answered) for s in progress.domain_standings(user=learner, exam=exam) if s.answered}
+    assert got == expected_standings(learner, exam)
+
+
+def test_mastery_finds_a_domain_last_answered_long_ago(learner):
+    exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
+    finished_history(learner, exam, attempts=300, per_attempt=30, seed=5)
+    rare = exam.domains.order_by("order").last()
+    newest = Attempt.objects.filter(user=learner).order_by("-finished_at")[:280]
+    Response.objects.filter(attempt__in=list(newest), domain=rare).update(answered_at=None)
+    got = {s.name: (s.right, s.answered) for s in progress.domain_standings(user=learner, exam=exam)}
+    assert got == expected_standings(learner, exam)
+    assert got[rare.name][1] == 50
 
 
 def test_exports_hold_exactly_the_learners_finished_answers(learner_client, learner, other_learner):
@@ -195,7 +220,7 @@ def test_the_estimate_uses_the_exams_own_weights(learner_client, learner):
     exam = exam_with_bank(weights=(60, 40), per_domain=10)
     finished_history(learner, exam, attempts=40, seed=11)
     # One strong and one weak domain, so the weights visibly move the estimate.
-    Response.objects.filter(question__domain=exam.domains.order_by("order").last()).update(is_correct=False)
+    Response.objects.filter(domain=exam.domains.order_by("order").last()).update(is_correct=False)
     standings = expected_standings(learner, exam)
     predictions = set()
     for heavy, light in ((60, 40), (90, 10), (10, 90)):

@@ -54,7 +54,8 @@ def record(
     )
     responses = Response.objects.bulk_create(
         Response(
-            attempt=attempt, position=position, question=question, version=versions[question.pk],
+            attempt=attempt, position=position, question=question, domain_id=question.domain_id,
+            version=versions[question.pk],
             choice_order=[], is_correct=(set(labels) == keys[question.pk]) if finished else None,
         )
         for attempt, sheet in zip(attempts, sheets, strict=True)

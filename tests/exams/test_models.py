@@ -33,7 +33,7 @@ def finished_attempt_with(question, user, *, status=AttemptStatus.SUBMITTED) -> 
     attempt = Attempt.objects.create(user=user, exam=question.exam, status=status, finished_at=timezone.now())
     version = question.current_version()
     Response.objects.create(
-        attempt=attempt, position=1, question=question, version=version,
+        attempt=attempt, position=1, question=question, domain_id=question.domain_id, version=version,
         choice_order=list(question.choices.values_list("pk", flat=True)),
     )
     return attempt
@@ -52,10 +52,14 @@ def test_choice_labels_are_unique_per_question():
 def test_positions_are_unique_per_attempt(learner):
     question, other = QuestionFactory(), QuestionFactory()
     attempt = Attempt.objects.create(user=learner, exam=question.exam)
-    Response.objects.create(attempt=attempt, position=1, question=question, version=question.current_version(), choice_order=[])
+    Response.objects.create(
+        attempt=attempt, position=1, question=question, domain_id=question.domain_id,
+        version=question.current_version(), choice_order=[],
+    )
     assert violates(
         lambda: Response.objects.create(
-            attempt=attempt, position=1, question=other, version=other.current_version(), choice_order=[]
+            attempt=attempt, position=1, question=other, domain_id=other.domain_id,
+            version=other.current_version(), choice_order=[],
         )
     )
 

@@ -64,7 +64,8 @@ def start_attempt(*, user, exam, answers: dict[Question, str], mode: str = Attem
     attempt = Attempt.objects.create(user=user, exam=exam, mode=mode)
     for position, question in enumerate(questions, start=1):
         response = Response.objects.create(
-            attempt=attempt, position=position, question=question, version=versions[question.pk],
+            attempt=attempt, position=position, question=question, domain_id=question.domain_id,
+            version=versions[question.pk],
             choice_order=sorted(question.choices.values_list("pk", flat=True)),
         )
         ResponseChoice.objects.bulk_create(
@@ -531,7 +532,7 @@ def assert_graded_from_scratch(attempts: list[Attempt]) -> None:
         grade = grading.grade_attempt(
             slots=[
                 grading.Slot(
-                    domain_id=r.question.domain_id,
+                    domain_id=r.domain_id,
                     selected=frozenset(p.choice_id for p in r.picks.all()),
                     key=keys[r.question_id],
                 )

@@ -53,14 +53,14 @@ class Command(BaseCommand):
             domain = exam.domains.get(name="Performance Optimization")
         started = services.attempt_start(user=user, exam=exam, mode=mode, domain=domain, seed=rng.randrange(1 << 30))
         attempt = started.attempt
-        responses = list(attempt.responses.select_related("question__domain").prefetch_related("question__choices"))
+        responses = list(attempt.responses.select_related("domain").prefetch_related("question__choices"))
         picks = []
         for response in responses:
             if mode == AttemptMode.MOCK and rng.random() < 0.04:
                 continue  # ran out of time on a few
             choices = list(response.question.choices.all())
             keys = [c.pk for c in choices if c.is_correct]
-            chance = ability + DOMAIN_BIAS.get(response.question.domain.name, 0.0)
+            chance = ability + DOMAIN_BIAS.get(response.domain.name, 0.0)
             if rng.random() < chance:
                 chosen = keys
             else:
