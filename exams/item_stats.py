@@ -1,10 +1,19 @@
-"""Item statistics for a bank: observations from finished mocks in SQL, formulas from exams.stats."""
-from collections import defaultdict
+"""Item statistics for a bank: counts and sums in SQL, formulas from exams.stats.
 
+The database ranks each question's observations (finished mocks) and returns per
+question a handful of sums, and per question and choice three counts, so a bank of
+millions of responses never comes back to Python row by row. `exams.stats` holds the
+formulas and the row-by-row reference the SQL is tested against.
+"""
+from collections import defaultdict
+from contextlib import contextmanager
+
+from django.core.exceptions import EmptyResultSet
+from django.db import connection, transaction
 from django.db.models import QuerySet
 
-from exams.models import Attempt, AttemptMode, Choice, Exam, Question, Response
-from exams.stats import ItemObservation, ItemStatistics, item_statistics
+from exams.models import Attempt, AttemptMode, Choice, Exam, Question, Response, ResponseChoice
+from exams.stats import ItemStatistics, ItemTotals, statistics_from_totals
 
 
 def statistics_for_exam(*, exam: Exam) -> dict[int, ItemStatistics]:
@@ -39,34 +48,88 @@ def _statistics(*, questions: QuerySet) -> dict[int, ItemStatistics]:
         all_choices[question_id].append(choice_id)
         if is_correct:
             keys[question_id].add(choice_id)
-
-    # One row per pick (or one with no choice for an unanswered slot): the left join on
-    # the picks gives every observation of the whole bank in a single query.
-    rows = (
-        Response.objects.filter(
-            question__in=questions,
-            attempt__mode=AttemptMode.MOCK,
-            attempt__status__in=Attempt.FINISHED_STATUSES,
-        )
-        .order_by()
-        .values_list("question_id", "attempt_id", "attempt__right_count", "is_correct", "picks__choice_id")
-    )
-    slots: dict[int, dict[int, tuple[int, bool, set[int]]]] = defaultdict(dict)
-    for question_id, attempt_id, attempt_right, is_correct, choice_id in rows:
-        # An unanswered slot, or a voided one (NULL), counts as wrong.
-        _, _, picked = slots[question_id].setdefault(attempt_id, (attempt_right or 0, is_correct is True, set()))
-        if choice_id is not None:
-            picked.add(choice_id)
-
+    totals = _totals(questions=questions)
+    empty = ItemTotals(n=0, right=0, upper_right=0, lower_right=0, sum_y=0, sum_yy=0, sum_xy=0,
+                       choice_counts={}, upper_counts={}, lower_counts={})
     return {
-        question_id: item_statistics(
-            observations=[
-                ItemObservation(attempt_id=attempt_id, attempt_right=right_count, right=right, selected=frozenset(picked))
-                for attempt_id, (right_count, right, picked) in sorted(slots[question_id].items())
-            ],
-            key=frozenset(key),
-            all_choices=all_choices[question_id],
+        question_id: statistics_from_totals(
+            totals.get(question_id, empty), key=frozenset(key), all_choices=all_choices[question_id]
         )
         # A question without a key cannot be graded, so there is nothing to measure.
         for question_id, key in keys.items()
     }
+
+
+def _totals(*, questions: QuerySet) -> dict[int, ItemTotals]:
+    """ItemTotals per question in one statement (see exams.stats.ItemTotals for the terms).
+
+    Each finished mock's slot is one observation: x = 1 when graded right (unanswered and
+    voided slots count as wrong), the attempt's right count ranks it within its question
+    (ties by attempt id), and the ranks give the ceil(27%) upper and lower groups. The
+    first half of the UNION sums per question; the second counts picks per choice.
+    """
+    response, attempt, pick = Response._meta.db_table, Attempt._meta.db_table, ResponseChoice._meta.db_table
+    try:
+        question_sql, question_params = questions.order_by().values("pk").query.sql_with_params()
+    except EmptyResultSet:  # e.g. an admin page with no questions on it
+        return {}
+    sql = f"""
+        WITH observed AS (
+            SELECT r.id AS response_id, r.question_id AS question_id,
+                   CASE WHEN r.is_correct THEN 1 ELSE 0 END AS x,
+                   COALESCE(a.right_count, 0) AS score,
+                   ROW_NUMBER() OVER (
+                       PARTITION BY r.question_id ORDER BY COALESCE(a.right_count, 0) DESC, r.attempt_id
+                   ) AS rank,
+                   COUNT(*) OVER (PARTITION BY r.question_id) AS n
+            FROM {response} r
+            JOIN {attempt} a ON a.id = r.attempt_id
+            WHERE r.question_id IN ({question_sql}) AND a.mode = %s AND a.status IN (%s, %s)
+        ),
+        grouped AS (
+            SELECT response_id, question_id, x, score - x AS y, n,
+                   CASE WHEN rank <= (27 * n + 99) / 100 THEN 1 ELSE 0 END AS upper,
+                   CASE WHEN rank > n - (27 * n + 99) / 100 THEN 1 ELSE 0 END AS lower
+            FROM observed
+        )
+        SELECT question_id, NULL, MAX(n), SUM(x), SUM(x * upper), SUM(x * lower), SUM(y), SUM(y * y), SUM(x * y)
+        FROM grouped GROUP BY question_id
+        UNION ALL
+        SELECT g.question_id, p.choice_id, COUNT(*), SUM(g.upper), SUM(g.lower), 0, 0, 0, 0
+        FROM grouped g JOIN {pick} p ON p.response_id = g.response_id
+        GROUP BY g.question_id, p.choice_id
+    """
+    params = [*question_params, AttemptMode.MOCK, *Attempt.FINISHED_STATUSES]
+    sums: dict[int, tuple[int, ...]] = {}
+    counts: dict[int, tuple[dict, dict, dict]] = defaultdict(lambda: ({}, {}, {}))
+    with transaction.atomic(), _memory_for_sorting(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for question_id, choice_id, *values in cursor.fetchall():
+            values = [int(value or 0) for value in values]
+            if choice_id is None:
+                sums[question_id] = tuple(values)
+            else:
+                every, upper, lower = counts[question_id]
+                every[choice_id], upper[choice_id], lower[choice_id] = values[:3]
+    totals = {}
+    for question_id, (n, right, upper_right, lower_right, sum_y, sum_yy, sum_xy) in sums.items():
+        every, upper, lower = counts[question_id]
+        totals[question_id] = ItemTotals(
+            n=n, right=right, upper_right=upper_right, lower_right=lower_right,
+            sum_y=sum_y, sum_yy=sum_yy, sum_xy=sum_xy,
+            choice_counts=every, upper_counts=upper, lower_counts=lower,
+        )
+    return totals
+
+
+@contextmanager
+def _memory_for_sorting():
+    """A whole bank's ranking sorts millions of rows: let PostgreSQL do it in memory.
+
+    SET LOCAL ends with the transaction, so it never leaks to the next request.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL work_mem = '256MB'")
+            cursor.execute("SET LOCAL jit = off")
+    yield
