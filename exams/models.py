@@ -152,16 +152,25 @@ class QuestionVersionManager(models.Manager):
         new version, so old attempts keep what they showed. An unused version is updated
         in place, so drafts do not pile up versions. A fixed number of queries however
         many questions; prefetch `choices` on the questions to save one per question.
+
+        The common case, a question drawn before and unchanged since, takes no lock: its
+        version is shown in some attempt, so nothing will ever rewrite it. Only questions
+        whose version must be made or rewritten are locked, so concurrent draws of an
+        unchanged bank do not queue behind each other.
         """
         questions = list(questions)
-        # Two first draws of a fresh bank would both create version 1: the question rows,
-        # locked in id order, make them take turns (no key lock: foreign keys still pass).
-        list(
-            Question.objects.select_for_update(no_key=True)
-            .filter(pk__in=[question.pk for question in questions])
-            .order_by("pk")
-            .values_list("pk", flat=True)
-        )
+        digests = {question.pk: content_digest(question.content()) for question in questions}
+        current = {
+            question_id: version
+            for question_id, version in self._latest(questions).items()
+            if version.in_use and version.digest == digests[question_id]
+        }
+        stale = [question for question in questions if question.pk not in current]
+        if stale:
+            current |= self._make_current(stale)
+        return current
+
+    def _latest(self, questions) -> dict[int, "QuestionVersion"]:
         latest: dict[int, QuestionVersion] = {}
         versions = (
             self.filter(question__in=questions)
@@ -171,7 +180,19 @@ class QuestionVersionManager(models.Manager):
         )
         for version in versions:
             latest[version.question_id] = version
-        used = {version.pk for version in latest.values() if version.in_use}
+        return latest
+
+    def _make_current(self, questions) -> dict[int, "QuestionVersion"]:
+        # Two first draws of a fresh bank would both create version 1: the question rows,
+        # locked in id order, make them take turns (no key lock: foreign keys still pass).
+        # What was read before the lock is read again after it.
+        list(
+            Question.objects.select_for_update(no_key=True)
+            .filter(pk__in=[question.pk for question in questions])
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        latest = self._latest(questions)
         current, to_create, to_update = {}, [], []
         for question in questions:
             content = question.content()
@@ -179,7 +200,7 @@ class QuestionVersionManager(models.Manager):
             version = latest.get(question.pk)
             if version is not None and version.digest == digest:
                 current[question.pk] = version
-            elif version is not None and version.pk not in used:
+            elif version is not None and not version.in_use:
                 version.content, version.digest = content, digest
                 to_update.append(version)
                 current[question.pk] = version

@@ -122,6 +122,28 @@ class TestVersions:
         assert again.pk == first.pk
         assert again.content["stem"] == "Reworded before anyone saw it"
 
+    @pytest.mark.postgres_only  # SQLite has no row locks to count
+    def test_only_a_draw_that_must_make_a_version_locks_questions(self, learner):
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        question = QuestionFactory()
+
+        def locks_taken() -> int:
+            with CaptureQueriesContext(connection) as queries:
+                version = question.current_version()
+            return version, sum("FOR NO KEY UPDATE" in q["sql"] for q in queries.captured_queries)
+
+        first, locks = locks_taken()
+        assert locks == 1  # version 1 is made under the lock
+        finished_attempt_with(question, learner)
+        again, locks = locks_taken()
+        assert (again, locks) == (first, 0)  # shown in an attempt and unchanged: no lock
+        question.stem = "Edited after it was shown"
+        question.save()
+        edited, locks = locks_taken()
+        assert (edited.number, locks) == (2, 1)
+
     def test_an_edit_after_a_finished_attempt_makes_a_new_version_and_the_old_attempt_keeps_its_text(self, learner):
         question = QuestionFactory(stem="Original wording")
         attempt = finished_attempt_with(question, learner)
