@@ -9,7 +9,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 
 from django.core.exceptions import EmptyResultSet
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, router, transaction
 from django.db.models import QuerySet
 
 from exams.models import Attempt, AttemptMode, Choice, Exam, Question, Response, ResponseChoice
@@ -69,8 +69,10 @@ def _totals(*, questions: QuerySet) -> dict[int, ItemTotals]:
     first half of the UNION sums per question; the second counts picks per choice.
     """
     response, attempt, pick = Response._meta.db_table, Attempt._meta.db_table, ResponseChoice._meta.db_table
+    # Raw SQL bypasses the router, so ask it: inside statistics_reads() this is the replica.
+    using = router.db_for_read(Response) or DEFAULT_DB_ALIAS
     try:
-        question_sql, question_params = questions.order_by().values("pk").query.sql_with_params()
+        question_sql, question_params = questions.order_by().values("pk").query.get_compiler(using=using).as_sql()
     except EmptyResultSet:  # e.g. an admin page with no questions on it
         return {}
     sql = f"""
@@ -102,7 +104,8 @@ def _totals(*, questions: QuerySet) -> dict[int, ItemTotals]:
     params = [*question_params, AttemptMode.MOCK, *Attempt.FINISHED_STATUSES]
     sums: dict[int, tuple[int, ...]] = {}
     counts: dict[int, tuple[dict, dict, dict]] = defaultdict(lambda: ({}, {}, {}))
-    with transaction.atomic(), _memory_for_sorting(), connection.cursor() as cursor:
+    connection = connections[using]
+    with transaction.atomic(using=using), _memory_for_sorting(connection), connection.cursor() as cursor:
         cursor.execute(sql, params)
         for question_id, choice_id, *values in cursor.fetchall():
             values = [int(value or 0) for value in values]
@@ -123,7 +126,7 @@ def _totals(*, questions: QuerySet) -> dict[int, ItemTotals]:
 
 
 @contextmanager
-def _memory_for_sorting():
+def _memory_for_sorting(connection):
     """A whole bank's ranking sorts millions of rows: let PostgreSQL do it in memory.
 
     SET LOCAL ends with the transaction, so it never leaks to the next request.

@@ -1,13 +1,10 @@
 """Reads behind the dashboard: mastery, readiness, trend, reviews due — aggregates in SQL."""
-import datetime
 from dataclasses import dataclass
 
 from django.db import connection
-from django.utils.dateparse import parse_datetime
-from django.utils.timezone import is_naive, make_aware
 
 from exams import readiness
-from exams.models import Attempt, AttemptMode, AttemptStatus, Exam, Response, ReviewItem
+from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewItem
 
 # Mastery looks at this many of the learner's latest answered responses per domain.
 MASTERY_WINDOW = 50
@@ -31,101 +28,89 @@ class DomainStanding:
 def domain_standings(*, user, exam: Exam) -> list[DomainStanding]:
     """Per domain: right out of the last 50 answered responses in finished attempts (all modes).
 
-    A window function numbers each domain's responses newest first (portable to SQLite
-    3.25+); unanswered and voided responses are left out. To keep the dashboard's cost
-    flat as history grows, it first numbers only the responses of the learner's latest
-    attempts, and widens that window only for an answer it cannot yet prove is complete
-    (see `_window_counts`); a learner who has taken every domain lately needs one query.
+    One query however long the history (see `_standings_sql`); unanswered and voided
+    responses are left out.
     """
-    domains = list(exam.domains.all())
-    counts: dict[int, tuple[int, int]] = {}
-    pending = {domain.pk for domain in domains}
-    limit: int | None = FIRST_ATTEMPT_WINDOW
-    while pending:
-        window = _window_counts(user=user, exam=exam, limit=limit)
-        for domain_id in list(pending):
-            right, answered, oldest = window.domains.get(domain_id, (0, 0, None))
-            # Exact once nothing outside the window can be newer than this domain's 50th
-            # answer, or when the window holds every finished attempt.
-            if window.complete or (answered == MASTERY_WINDOW and oldest > window.newest_outside):
-                counts[domain_id] = (right, answered)
-                pending.discard(domain_id)
-        limit = limit * WINDOW_GROWTH if limit and limit * WINDOW_GROWTH < LAST_WINDOW else None
+    sql, params = _standings_sql(user=user, exam=exam)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        counts = {domain_id: (int(right), int(answered)) for domain_id, right, answered in cursor.fetchall()}
     return [
         DomainStanding(
             domain_id=domain.pk, name=domain.name, weight=domain.weight,
-            right=counts[domain.pk][0], answered=counts[domain.pk][1],
+            right=counts.get(domain.pk, (0, 0))[0], answered=counts.get(domain.pk, (0, 0))[1],
         )
-        for domain in domains
+        for domain in exam.domains.all()
     ]
 
 
-# The first window of latest attempts, how fast it widens, and the width past which the
-# whole history is read at once.
-FIRST_ATTEMPT_WINDOW = 25
-WINDOW_GROWTH = 4
-LAST_WINDOW = 1000
+# Mastery first reads the learner's latest 25 finished attempts, then 200, then all.
+MASTERY_TIERS = (25, 200)
 
 
-@dataclass(frozen=True)
-class _Window:
-    # domain id → (right, answered, answered_at of the oldest of the counted answers)
-    domains: dict
-    # True when the window held every finished attempt of the learner on this exam.
-    complete: bool
-    # No answer outside the window is later than this: an answer is saved before its
-    # attempt finishes, or within the grace after an expired attempt's deadline.
-    newest_outside: object
+def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
+    """The mastery counts in one statement whose cost follows recent history, not all of it.
 
-
-def _window_counts(*, user, exam: Exam, limit: int | None) -> _Window:
-    """Mastery counts over the learner's `limit` latest finished attempts (all when None).
-
-    One query; its last row (domain NULL) carries how many attempts the window took and
-    when the oldest of them finished.
+    A window function numbers each domain's answers newest first (portable to SQLite
+    3.25+). Numbering every answer of a long history is what made the dashboard slow, so
+    the statement first numbers only the answers of the learner's latest 25 attempts. That
+    tier is the answer when it holds every finished attempt, or when each of the exam's
+    domains has 50 answers there, the oldest of them later than anything outside the
+    tier could be: an answer is saved before its attempt finishes, or within the grace
+    after an expired attempt's deadline. Otherwise the next tier (200 attempts), then the
+    whole history, answers. Each tier runs only when the one before fell short: on
+    PostgreSQL its gate is a one-time filter, so a skipped tier is never executed.
     """
-    response, attempt = Response._meta.db_table, Attempt._meta.db_table
-    limit_sql = "LIMIT %s" if limit else ""
-    sql = f"""
-        WITH recent AS (
-            SELECT id, finished_at FROM {attempt}
+    response, attempt, domain = Response._meta.db_table, Attempt._meta.db_table, Domain._meta.db_table
+    grace = int(Attempt.GRACE.total_seconds())
+    if connection.vendor == "postgresql":
+        plus_grace = lambda value: f"({value} + interval '{grace} seconds')"  # noqa: E731
+    else:
+        plus_grace = lambda value: f"datetime({value}, '+{grace} seconds')"  # noqa: E731
+    ctes = [f"""
+        recent AS (
+            SELECT id, finished_at, ROW_NUMBER() OVER (ORDER BY finished_at DESC, id DESC) AS k
+            FROM {attempt}
             WHERE user_id = %s AND exam_id = %s AND status IN (%s, %s)
-            ORDER BY finished_at DESC, id DESC {limit_sql}
-        ),
-        latest AS (
-            SELECT r.domain_id AS domain_id, r.is_correct AS is_correct, r.answered_at AS answered_at,
-                   ROW_NUMBER() OVER (PARTITION BY r.domain_id ORDER BY r.answered_at DESC, r.id DESC) AS n
-            FROM {response} r
-            JOIN recent a ON a.id = r.attempt_id
-            WHERE r.answered_at IS NOT NULL AND r.is_correct IS NOT NULL
+        )"""]
+    params: list = [user.pk, exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED]
+    selects, skipped = [], "1 = 1"
+    for tier, size in enumerate((*MASTERY_TIERS, None), start=1):
+        in_tier = f"a.k <= {size}" if size else "1 = 1"
+        ctes.append(f"""
+        tier{tier} AS (
+            SELECT domain_id, SUM(CASE WHEN is_correct THEN 1 ELSE 0 END) AS right_count,
+                   COUNT(*) AS answered, MIN(answered_at) AS oldest
+            FROM (
+                SELECT r.domain_id AS domain_id, r.is_correct AS is_correct, r.answered_at AS answered_at,
+                       ROW_NUMBER() OVER (PARTITION BY r.domain_id ORDER BY r.answered_at DESC, r.id DESC) AS n
+                FROM {response} r
+                JOIN recent a ON a.id = r.attempt_id
+                WHERE {in_tier} AND r.answered_at IS NOT NULL AND r.is_correct IS NOT NULL AND {skipped}
+            ) numbered
+            WHERE n <= %s
+            GROUP BY domain_id
+        )""")
+        params.append(MASTERY_WINDOW)
+        if size is None:
+            selects.append(f"SELECT domain_id, right_count, answered FROM tier{tier} WHERE {skipped}")
+            break
+        ctes.append(f"""
+        enough{tier} AS (
+            SELECT (SELECT COUNT(*) FROM recent) <= {size} OR NOT EXISTS (
+                SELECT 1 FROM {domain} d LEFT JOIN tier{tier} t ON t.domain_id = d.id
+                WHERE d.exam_id = %s AND NOT (
+                    COALESCE(t.answered, 0) = %s
+                    AND t.oldest > {plus_grace(f"(SELECT MAX(finished_at) FROM recent WHERE k > {size})")}
+                )
+            ) AS ok
+        )""")
+        params += [exam.pk, MASTERY_WINDOW]
+        selects.append(
+            f"SELECT domain_id, right_count, answered FROM tier{tier} WHERE {skipped} AND (SELECT ok FROM enough{tier})"
         )
-        SELECT domain_id, SUM(CASE WHEN is_correct THEN 1 ELSE 0 END), COUNT(*), MIN(answered_at)
-        FROM latest WHERE n <= %s GROUP BY domain_id
-        UNION ALL
-        SELECT NULL, 0, COUNT(*), MIN(finished_at) FROM recent
-    """
-    params = [user.pk, exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED]
-    params += [limit] if limit else []
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, MASTERY_WINDOW])
-        rows = cursor.fetchall()
-    domains, complete, newest_outside = {}, True, None
-    for domain_id, right, answered, oldest in rows:
-        if domain_id is None:
-            complete = limit is None or answered < limit
-            if oldest is not None:
-                newest_outside = _as_datetime(oldest) + Attempt.GRACE
-        else:
-            domains[domain_id] = (int(right), int(answered), _as_datetime(oldest))
-    return _Window(domains=domains, complete=complete, newest_outside=newest_outside)
-
-
-def _as_datetime(value):
-    """SQLite hands a raw cursor's timestamps back as text."""
-    if isinstance(value, str):
-        parsed = parse_datetime(value)
-        return make_aware(parsed, timezone=datetime.UTC) if is_naive(parsed) else parsed
-    return value
+        skipped += f" AND NOT (SELECT ok FROM enough{tier})"
+    return "WITH " + ",".join(ctes) + "\n" + "\nUNION ALL\n".join(selects), params
 
 
 def readiness_estimate(standings: list[DomainStanding]) -> readiness.Readiness | None:
