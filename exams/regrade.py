@@ -60,7 +60,7 @@ def erratum_confirm(
         raise ValueError(f"unknown erratum policy {policy!r}; expected one of {', '.join(ErratumPolicy.values)}")
     policy = ErratumPolicy(policy)
     with transaction.atomic():
-        question = _lock_question_and_attempts(question_id=erratum.question_id)
+        question = _lock_question(question_id=erratum.question_id)
         erratum = Erratum.objects.select_for_update().get(pk=erratum.pk)
         if erratum.status != ErratumStatus.REPORTED:
             raise ValueError(f"this erratum was already {erratum.get_status_display().lower()}; only a reported one can be confirmed")
@@ -104,7 +104,7 @@ def regrade_question(*, question: Question, user: AbstractBaseUser | None = None
     run records an event with nothing changed.
     """
     with transaction.atomic():
-        question = _lock_question_and_attempts(question_id=question.pk)
+        question = _lock_question(question_id=question.pk)
         erratum = _latest_confirmed(question=question)
         if erratum is None:
             raise ValueError(f"question {question.pk} has no confirmed erratum to regrade by")
@@ -132,16 +132,15 @@ def score_changes_for(
     )
 
 
-def _lock_question_and_attempts(*, question_id: int) -> Question:
-    # The question first, then attempts in id order: finalization locks one attempt row
-    # while it grades, so holding every attempt row means no attempt is half-graded with
-    # the old key while we regrade. The question's lock is NO KEY UPDATE: a submit that
-    # holds its attempt and files a review item (a foreign key to the question) takes a
-    # KEY SHARE lock on it, which a plain FOR UPDATE would block — a deadlock.
-    question = Question.objects.select_for_update(no_key=True).get(pk=question_id)
-    holding = Response.objects.filter(question_id=question_id).values("attempt_id")
-    list(Attempt.objects.select_for_update().filter(pk__in=holding).order_by("pk").values_list("pk", flat=True))
-    return question
+def _lock_question(*, question_id: int) -> Question:
+    # Grading takes a share lock on its questions before reading their keys
+    # (exams.services.confirmed_keys), so this lock waits for gradings in flight, and
+    # gradings that start later wait for the regrade and read the new key: no attempt is
+    # half-graded with the old key while we regrade, without locking each of the
+    # (possibly 100,000) attempts that hold the question. The lock is NO KEY UPDATE: a
+    # submit that files a review item (a foreign key to the question) takes a KEY SHARE
+    # lock on it, which a plain FOR UPDATE would block.
+    return Question.objects.select_for_update(no_key=True).get(pk=question_id)
 
 
 def _latest_confirmed(*, question: Question) -> Erratum | None:

@@ -5,7 +5,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, DateTimeField, ExpressionWrapper, Prefetch, Q
 from django.db.models.functions import Now
 from django.utils import timezone
@@ -244,7 +244,14 @@ def attempt_check(*, attempt: Attempt, response: Response) -> bool | None:
 
 
 def confirmed_keys(*, attempt: Attempt, question_ids) -> dict[int, grading.ItemKey]:
-    """The key each question is graded against in this attempt, confirmed errata applied."""
+    """The key each question is graded against in this attempt, confirmed errata applied.
+
+    Call it inside the grading transaction: it first takes a share lock on the questions,
+    so grading waits for an erratum being confirmed on one of them (exams.regrade holds
+    the question's row) and then reads the new key; and a confirmation waits for gradings
+    in flight, then regrades them with the rest.
+    """
+    _share_questions(question_ids)
     correct: dict[int, set[int]] = defaultdict(set)
     for question_id, choice_id in Choice.objects.filter(question_id__in=question_ids, is_correct=True).values_list(
         "question_id", "pk"
@@ -269,6 +276,18 @@ def confirmed_keys(*, attempt: Attempt, question_ids) -> dict[int, grading.ItemK
             finished_before_confirmation=finished_before,
         )
     return keys
+
+
+def _share_questions(question_ids) -> None:
+    # Django has no FOR SHARE; SQLite needs none (one writer at a time). Id order, as
+    # every lock on questions is taken, so two lockers never wait on each other in a ring.
+    if connection.vendor != "postgresql" or not question_ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM {Question._meta.db_table} WHERE id = ANY(%s) ORDER BY id FOR SHARE",
+            [sorted(question_ids)],
+        )
 
 
 def grade_responses(*, attempt: Attempt) -> grading.AttemptGrade:

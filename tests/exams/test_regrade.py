@@ -588,7 +588,11 @@ def test_a_regrade_equals_grading_from_scratch(learners, scenario):
 
 @pytest.mark.postgres_only
 @pytest.mark.django_db(transaction=True)
-def test_confirm_waits_for_an_attempt_being_finalized_then_regrades_it():
+@pytest.mark.parametrize("keys_read", [True, False], ids=["grading-under-way", "grading-not-started"])
+def test_an_attempt_finalized_during_a_confirmation_ends_graded_by_the_new_key(keys_read):
+    """Another request holds the attempt while it grades. If it has read the keys (and so
+    share-locked the questions), the confirmation waits for it and then regrades it; if
+    not, the confirmation goes ahead and the grading, waiting for it, reads the new key."""
     learner = UserFactory(username="racer")
     exam, (q, q2) = make_bank(questions=2)
     attempt = start_attempt(user=learner, exam=exam, answers={q: "A", q2: "A"})
@@ -597,10 +601,11 @@ def test_confirm_waits_for_an_attempt_being_finalized_then_regrades_it():
     outcome: dict = {}
 
     def finalize() -> None:
-        # Another request submitting the attempt: it holds the row lock while it grades.
         try:
             with transaction.atomic():
                 row = Attempt.objects.select_for_update().select_related("exam").get(pk=attempt.pk)
+                if keys_read:
+                    confirmed_keys(attempt=row, question_ids=[q.pk, q2.pk])
                 locked.set()
                 release.wait(timeout=20)
                 row.finish(expired=False)
@@ -626,13 +631,17 @@ def test_confirm_waits_for_an_attempt_being_finalized_then_regrades_it():
     confirmer.start()
     confirmer.join(timeout=1.5)
     try:
-        assert confirmer.is_alive(), outcome
-        assert Erratum.objects.get(pk=erratum.pk).status == ErratumStatus.REPORTED
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            )
-            assert cursor.fetchone()[0] >= 1
+        if keys_read:
+            assert confirmer.is_alive(), outcome
+            assert Erratum.objects.get(pk=erratum.pk).status == ErratumStatus.REPORTED
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                )
+                assert cursor.fetchone()[0] >= 1
+        else:
+            assert not confirmer.is_alive() and "confirm" not in outcome, outcome
+            assert Erratum.objects.get(pk=erratum.pk).status == ErratumStatus.CONFIRMED
     finally:
         release.set()
         finalizer.join(timeout=20)
@@ -640,9 +649,14 @@ def test_confirm_waits_for_an_attempt_being_finalized_then_regrades_it():
     assert not finalizer.is_alive() and not confirmer.is_alive()
     assert "finalize" not in outcome and "confirm" not in outcome, outcome
 
-    # Graded first by the published key, then regraded by the corrected one.
-    assert result(attempt) == (1, 2, Decimal("50.00"), False, Decimal("100.00"))
+    # By the corrected key either way: A is now wrong, so 1 of 2.
+    assert result(attempt) == (1, 2, Decimal("50.00"), False, Decimal("50.00" if not keys_read else "100.00"))
     event = outcome["event"]
-    assert (event.attempts_touched, event.scores_changed, event.pass_flips) == (1, 1, 1)
-    assert RegradeChange.objects.get(event=event).attempt_id == attempt.pk
+    if keys_read:
+        # Graded first by the published key, then regraded by the corrected one.
+        assert (event.attempts_touched, event.scores_changed, event.pass_flips) == (1, 1, 1)
+        assert RegradeChange.objects.get(event=event).attempt_id == attempt.pk
+    else:
+        # Not finished when the confirmation ran: nothing to regrade, graded right the first time.
+        assert (event.attempts_touched, event.scores_changed) == (0, 0)
     assert Choice.objects.get(question=q, is_correct=True).label == "B"

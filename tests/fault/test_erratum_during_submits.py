@@ -89,12 +89,12 @@ def _signed_in(server, session_key: str) -> Learner:
     return learner
 
 
-def _wait_for_waiters(cluster, blocker_pid: int, message: str, timeout: float = 15) -> list[int]:
+def _wait_for_waiters(cluster, blocker_pid: int, message: str, timeout: float = 15, at_least: int = 1) -> list[int]:
     """Backends waiting on a lock `blocker_pid` holds (polled: pg_stat_activity has no notify)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         waiting = [pid for (pid,) in cluster.rows(WAITING_ON, (blocker_pid,))]
-        if waiting:
+        if len(waiting) >= at_least:
             return waiting
         time.sleep(0.05)
     raise AssertionError(message)
@@ -193,11 +193,22 @@ def test_an_erratum_confirmed_during_submits_leaves_every_score_as_graded_from_s
     print(f"regrade: {parse_emitted(confirmation.out)}; racing submits: {statuses}")
 
 
-def test_a_submit_holding_its_attempt_when_the_erratum_is_confirmed_does_not_deadlock(
-    cluster, app_env, start_gunicorn, new_exam, sessions_for
+# Where the submit is stopped: before grading takes its share lock on the questions (reading
+# the picks), or after (filing review items once graded).
+STOPS = {
+    "before its share lock": "exams_responsechoice",
+    "after its share lock": "exams_reviewitem",
+}
+
+
+@pytest.mark.parametrize("stop", list(STOPS))
+def test_a_submit_in_flight_when_the_erratum_is_confirmed_does_not_deadlock(
+    cluster, app_env, start_gunicorn, new_exam, sessions_for, stop
 ):
-    """The one interleaving a race may miss: the submit has locked its attempt, the confirmation
-    then locks the question and waits for that attempt, and the submit's grading goes on."""
+    """The interleavings a race may miss. The submit has locked its attempt when the
+    confirmation locks the question. Stopped before grading share-locks its questions, the
+    submit must wait for the confirmation and grade by the new key; stopped after, the
+    confirmation must wait for the submit and then regrade it. Either way, no deadlock."""
     code = new_exam()
     erratum = run_snippet(app_env, OPEN_ERRATUM.format(code=code))
     server = start_gunicorn(workers=2, threads=4)
@@ -220,12 +231,18 @@ def test_a_submit_holding_its_attempt_when_the_erratum_is_confirmed_does_not_dea
     confirmation = Confirmation(app_env, erratum)
     try:
         with cluster.connect() as holder:
-            # Reading the picks is the submit's first step after locking its attempt: stop it there.
-            holder.execute("LOCK TABLE exams_responsechoice IN ACCESS EXCLUSIVE MODE")
+            holder.execute(f"LOCK TABLE {STOPS[stop]} IN ACCESS EXCLUSIVE MODE")
             submitter.start()
             (submit_pid,) = _wait_for_waiters(cluster, holder.info.backend_pid, "the submit never reached its grading")
             confirmation.go()
-            _wait_for_waiters(cluster, submit_pid, "the confirmation never waited for the submitted attempt")
+            if stop == "after its share lock":
+                _wait_for_waiters(cluster, submit_pid, "the confirmation never waited for the graded attempt")
+            else:
+                # The confirmation holds the question and reads the picks, held back like the submit.
+                _wait_for_waiters(
+                    cluster, holder.info.backend_pid, "the confirmation never started",
+                    at_least=2,
+                )
             holder.rollback()
         submitter.join(timeout=60)
         returncode = confirmation.wait()
