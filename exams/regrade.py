@@ -5,25 +5,8 @@ from datetime import UTC, timedelta
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import (
-    BooleanField,
-    Case,
-    Count,
-    DecimalField,
-    Exists,
-    ExpressionWrapper,
-    F,
-    Func,
-    IntegerField,
-    OuterRef,
-    Q,
-    QuerySet,
-    Subquery,
-    Value,
-    When,
-)
-from django.db.models.functions import Coalesce, Now
-from django.db.models.lookups import Exact, GreaterThan, GreaterThanOrEqual
+from django.db.models import BooleanField, Case, Count, Exists, F, OuterRef, Q, Value, When
+from django.db.models.functions import Now
 
 from exams.models import (
     Attempt,
@@ -181,79 +164,6 @@ def _selection_is(key: frozenset[int]) -> Q:
     return Q(condition)
 
 
-def _count_other_responses(*, question: Question, **conditions) -> Coalesce:
-    """The response's attempt's count of its other slots meeting `conditions`."""
-    per_attempt = (
-        Response.objects.filter(attempt=OuterRef("attempt_id"), **conditions)
-        .exclude(question=question)
-        .order_by()
-        .values("attempt")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    return Coalesce(Subquery(per_attempt, output_field=IntegerField()), Value(0))
-
-
-class _HundredthsToPercent(Func):
-    # A literal 100.0 is numeric on PostgreSQL (exact) and real on SQLite (correctly
-    # rounded, so it reads back as the same two-decimal value); a parameter would not be.
-    template = "(%(expressions)s / 100.0)"
-    output_field = DecimalField(max_digits=5, decimal_places=2)
-
-
-def _new_score(*, right=F("right_count"), total=F("total_count")) -> Case:
-    """exams.grading.score_percent in SQL: 100·right/total, two places, halves up, exactly."""
-    hundredths = ExpressionWrapper((right * 20000 + total) / (total * 2), output_field=IntegerField())
-    return Case(
-        When(Exact(total, 0), then=Value(0)),
-        default=_HundredthsToPercent(hundredths),
-        output_field=DecimalField(max_digits=5, decimal_places=2),
-    )
-
-
-def _new_passed(*, right=F("right_count"), total=F("total_count"), exam_id=OuterRef("exam_id")) -> Case:
-    """exams.grading.is_passed in SQL: right·100 ≥ passing·total on the exact ratio."""
-    passing = Subquery(Exam.objects.filter(pk=exam_id).order_by().values("passing_score"))
-    reaches = GreaterThanOrEqual(
-        ExpressionWrapper(right * 100, output_field=IntegerField()),
-        ExpressionWrapper(passing * total, output_field=IntegerField()),
-    )
-    return Case(
-        When(GreaterThan(total, 0) & Q(reaches), then=Value(True)),
-        default=Value(False),
-        output_field=BooleanField(),
-    )
-
-
-def _insert_select(*, model, columns: list[str], select: QuerySet) -> None:
-    # The ORM has no INSERT ... SELECT; the SELECT is still compiled by it, so the
-    # statement is the same portable SQL on PostgreSQL and SQLite.
-    sql, params = select.query.get_compiler(connection=connection).as_sql()
-    quoted = ", ".join(connection.ops.quote_name(column) for column in columns)
-    with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({quoted}) {sql}", params)
-
-
-def _update_from(*, model, key: str, columns: list[str], select: QuerySet) -> None:
-    """UPDATE model SET column = d.column, ... FROM (select) d WHERE pk = d.key.
-
-    The ORM's update() cannot read a joined row, so every new value would be a correlated
-    subquery evaluated once per use; UPDATE ... FROM (PostgreSQL, SQLite ≥ 3.33) computes
-    each row once and joins it. The SELECT is compiled by the ORM and names `key` and
-    every column.
-    """
-    sql, params = select.query.get_compiler(connection=connection).as_sql()
-    quote = connection.ops.quote_name
-    table = quote(model._meta.db_table)
-    assignments = ", ".join(f"{quote(column)} = {quote('d')}.{quote(column)}" for column in columns)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} SET {assignments} FROM ({sql}) {quote('d')} "
-            f"WHERE {table}.{quote(model._meta.pk.column)} = {quote('d')}.{quote(key)}",
-            params,
-        )
-
-
 def _credited(*, erratum: Erratum, key: frozenset[int], published: frozenset[int]) -> Q | None:
     """When a response (correlated as OuterRef("pk")) earns credit now; None for a void item."""
     if erratum.policy == ErratumPolicy.VOID:
@@ -267,51 +177,6 @@ def _credited(*, erratum: Erratum, key: frozenset[int], published: frozenset[int
         )
         credited |= Q(finished_before) & _selection_is(published)
     return credited
-
-
-def _regraded_item(credited: Q | None) -> tuple[Q, Case | Value]:
-    """(the stored grade differs from the new one, the new grade) of a response row."""
-    if credited is None:
-        return Q(is_correct__isnull=False), Value(None, output_field=BooleanField())
-    new = Case(When(credited, then=Value(True)), default=Value(False), output_field=BooleanField())
-    changed = Q(is_correct__isnull=True) | (Q(is_correct=True) & ~credited) | (Q(is_correct=False) & credited)
-    return changed, new
-
-
-def _one_if(condition: Q | None) -> Case | Value:
-    if condition is None:
-        return Value(0)
-    return Case(When(condition, then=Value(1)), default=Value(0), output_field=IntegerField())
-
-
-def _attempt_regrades(*, holding: QuerySet, question: Question, credited: Q | None, changed: Q) -> QuerySet:
-    """Each attempt whose grade may move: its new counts, score and pass, from its slot.
-
-    Only this question's grade changes, so the counts move by the slot's new grade minus
-    its stored one instead of being recounted over all 60 slots. An attempt finished but
-    never graded (no counts) is counted from its other slots instead, as a recount would.
-    Rows are responses (one per attempt) with their attempt joined.
-    """
-    right = ExpressionWrapper(
-        Coalesce(F("attempt__right_count") - _one_if(Q(is_correct=True)),
-                 _count_other_responses(question=question, is_correct=True))
-        + _one_if(credited),
-        output_field=IntegerField(),
-    )
-    total = ExpressionWrapper(
-        Coalesce(F("attempt__total_count") - _one_if(Q(is_correct__isnull=False)),
-                 _count_other_responses(question=question, is_correct__isnull=False))
-        + Value(0 if credited is None else 1),
-        output_field=IntegerField(),
-    )
-    ungraded = Q(attempt__right_count__isnull=True) | Q(attempt__total_count__isnull=True)
-    ungraded |= Q(attempt__score__isnull=True) | Q(attempt__passed__isnull=True)
-    return holding.filter(changed | ungraded).annotate(
-        new_right=right,
-        new_total=total,
-        new_score=_new_score(right=right, total=total),
-        new_passed=_new_passed(right=right, total=total, exam_id=OuterRef("attempt__exam_id")),
-    )
 
 
 @contextmanager
@@ -340,58 +205,130 @@ def _regrade_locked(
     *, question: Question, erratum: Erratum, key: frozenset[int], published: frozenset[int],
     user: AbstractBaseUser | None,
 ) -> RegradeEvent:
-    """The regrade proper; the caller holds the question's and its attempts' row locks.
+    """The regrade proper; the caller holds the question's row lock.
 
     A fixed number of statements however many attempts hold the question, and only the
-    rows whose grade changes are written.
+    rows whose grade changes are written. Each slot's new grade (a few probes of its
+    picks) is worked out once, into a temporary table that the writes then join.
     """
     if not key and erratum.policy != ErratumPolicy.VOID:
         raise ValueError(f"question {question.pk} has no key to grade by")
     event = RegradeEvent.objects.create(erratum=erratum, policy=erratum.policy, created_by=user)
 
-    # attempt_id IN (...) rather than attempt__status: update() turns a join into
-    # id IN (a second scan of the responses), which reads the whole table.
+    # attempt_id IN (...) rather than attempt__status: it keeps the plan on the
+    # response_by_question index instead of a join that reads the whole table.
     finished = Attempt.objects.filter(status__in=Attempt.FINISHED_STATUSES).values("pk")
     holding = Response.objects.filter(question=question, attempt_id__in=finished)
     credited = _credited(erratum=erratum, key=key, published=published)
-    changed, new_grade = _regraded_item(credited)
-    regrades = _attempt_regrades(holding=holding, question=question, credited=credited, changed=changed)
+    new_grade = (
+        Value(None, output_field=BooleanField()) if credited is None
+        else Case(When(credited, then=Value(True)), default=Value(False), output_field=BooleanField())
+    )
+    slots = holding.order_by().annotate(new=new_grade).values_list("pk", "attempt_id", "is_correct", "new")
 
-    with _without_jit():
-        _write_regrade(event=event, holding=holding, regrades=regrades, changed=changed, new_grade=new_grade)
+    with _without_jit(), _temporary_tables() as cursor:
+        sql, params = slots.query.get_compiler(connection=connection).as_sql()
+        cursor.execute(f"INSERT INTO {SLOTS} (response_id, attempt_id, old, new) {sql}", params)
+        cursor.execute(_ATTEMPT_GRADES_SQL, [question.pk, question.pk, 0 if credited is None else 1])
+        # The change records and the attempts read the stored grades, so the slots are
+        # rewritten last; an attempt never graded has no old score to report.
+        cursor.execute(f"""
+            INSERT INTO {RegradeChange._meta.db_table} (event_id, attempt_id, old_score, new_score, old_passed, new_passed)
+            SELECT %s, attempt_id, old_score, new_score, old_passed, new_passed FROM {GRADES}
+            WHERE old_score IS NOT NULL AND old_passed IS NOT NULL
+              AND NOT (old_score = new_score AND old_passed = new_passed)
+        """, [event.pk])
+        attempt = Attempt._meta.db_table
+        cursor.execute(f"""
+            UPDATE {attempt} SET right_count = g.new_right, total_count = g.new_total,
+                                 score = g.new_score, passed = g.new_passed
+            FROM {GRADES} g WHERE {attempt}.id = g.attempt_id
+        """)
+        response = Response._meta.db_table
+        cursor.execute(f"""
+            UPDATE {response} SET is_correct = s.new FROM {SLOTS} s
+            WHERE {response}.id = s.response_id AND ({_CHANGED.format(s="s")})
+        """)
+        cursor.execute(f"SELECT COUNT(*) FROM {SLOTS}")
+        (touched,) = cursor.fetchone()
     tally = RegradeChange.objects.filter(event=event).aggregate(
         scores=Count("pk", filter=~Q(old_score=F("new_score"))),
         flips=Count("pk", filter=~Q(old_passed=F("new_passed"))),
     )
-    event.attempts_touched, event.scores_changed, event.pass_flips = holding.count(), tally["scores"], tally["flips"]
+    event.attempts_touched, event.scores_changed, event.pass_flips = touched, tally["scores"], tally["flips"]
     event.save(update_fields=["attempts_touched", "scores_changed", "pass_flips"])
     return event
 
 
-def _write_regrade(*, event: RegradeEvent, holding: QuerySet, regrades: QuerySet, changed: Q, new_grade) -> None:
-    """The change records, the attempts' grades, then the slots' grades."""
-    # Both statements read the stored grades, so they run before the slots are rewritten:
-    # first the changes (old score beside the new), then the attempts themselves.
-    # An attempt marked finished without ever being graded has no old score to report.
-    # values_list keeps its arguments' order in the SELECT: the INSERT's column order.
-    _insert_select(
-        model=RegradeChange,
-        columns=["event_id", "attempt_id", "old_score", "new_score", "old_passed", "new_passed"],
-        select=regrades.filter(attempt__score__isnull=False, attempt__passed__isnull=False)
-        .exclude(attempt__score=F("new_score"), attempt__passed=F("new_passed"))
-        .order_by()
-        .values_list(Value(event.pk), "attempt_id", "attempt__score", "new_score", "attempt__passed", "new_passed"),
-    )
-    _update_from(
-        model=Attempt,
-        key="regraded",
-        columns=["right_count", "total_count", "score", "passed"],
-        select=regrades.order_by().annotate(
-            regraded=F("attempt_id"), right_count=F("new_right"), total_count=F("new_total"),
-            score=F("new_score"), passed=F("new_passed"),
-        ).values("regraded", "right_count", "total_count", "score", "passed"),
-    )
-    holding.filter(changed).update(is_correct=new_grade)
+# The regrade's working tables, private to its connection and dropped when it is done.
+SLOTS, GRADES = "regrade_slot", "regrade_attempt"
+
+# A slot's stored grade differs from its new one (NULL: void). Portable: SQLite has no
+# IS DISTINCT FROM before 3.39.
+_CHANGED = "({s}.old IS NULL) <> ({s}.new IS NULL) OR {s}.old <> {s}.new"
+
+
+def score_sql(right: str, total: str) -> str:
+    """exams.grading.score_percent in SQL: 100·right/total, two places, halves up, exactly.
+
+    A literal 100.0 is numeric on PostgreSQL (exact) and real on SQLite (correctly
+    rounded, so it reads back as the same two-decimal value); a parameter would not be.
+    """
+    return f"CASE WHEN {total} = 0 THEN 0 ELSE (({right} * 20000 + {total}) / ({total} * 2)) / 100.0 END"
+
+
+def passed_sql(right: str, total: str, passing: str) -> str:
+    """exams.grading.is_passed in SQL: right·100 ≥ passing·total on the exact ratio."""
+    return f"CASE WHEN {total} > 0 AND {right} * 100 >= {passing} * {total} THEN TRUE ELSE FALSE END"
+
+
+# Each attempt whose grade may move, with its new counts, score and pass. Only this
+# question's grade changes, so the counts move by the slot's new grade minus its stored
+# one instead of being recounted over all 60 slots; an attempt finished but never graded
+# (no counts) is counted from its other slots instead, as a recount would.
+# Parameters: the question (twice), then 1 when the item counts towards the total (0: void).
+_ATTEMPT_GRADES_SQL = f"""
+    INSERT INTO {GRADES} (attempt_id, old_score, old_passed, new_right, new_total, new_score, new_passed)
+    SELECT attempt_id, old_score, old_passed, new_right, new_total,
+           {score_sql("new_right", "new_total")}, {passed_sql("new_right", "new_total", "passing")}
+    FROM (
+        SELECT s.attempt_id AS attempt_id, a.score AS old_score, a.passed AS old_passed, e.passing_score AS passing,
+               COALESCE(a.right_count - CASE WHEN s.old THEN 1 ELSE 0 END,
+                        (SELECT COUNT(*) FROM {Response._meta.db_table} o
+                         WHERE o.attempt_id = s.attempt_id AND o.is_correct AND o.question_id <> %s))
+               + CASE WHEN s.new THEN 1 ELSE 0 END AS new_right,
+               COALESCE(a.total_count - CASE WHEN s.old IS NOT NULL THEN 1 ELSE 0 END,
+                        (SELECT COUNT(*) FROM {Response._meta.db_table} o
+                         WHERE o.attempt_id = s.attempt_id AND o.is_correct IS NOT NULL AND o.question_id <> %s))
+               + %s AS new_total
+        FROM {SLOTS} s
+        JOIN {Attempt._meta.db_table} a ON a.id = s.attempt_id
+        JOIN {Exam._meta.db_table} e ON e.id = a.exam_id
+        WHERE ({_CHANGED.format(s="s")})
+           OR a.right_count IS NULL OR a.total_count IS NULL OR a.score IS NULL OR a.passed IS NULL
+    ) counted
+"""
+
+
+@contextmanager
+def _temporary_tables():
+    """The two working tables, created empty and dropped after (also on an error)."""
+    with connection.cursor() as cursor:
+        for table in (SLOTS, GRADES):
+            cursor.execute(f"DROP TABLE IF EXISTS {table}")
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE {SLOTS} (response_id bigint PRIMARY KEY, attempt_id bigint NOT NULL, "
+            "old boolean, new boolean)"
+        )
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE {GRADES} (attempt_id bigint PRIMARY KEY, old_score numeric(5, 2), "
+            "old_passed boolean, new_right integer, new_total integer, new_score numeric(5, 2), new_passed boolean)"
+        )
+        try:
+            yield cursor
+        finally:
+            for table in (SLOTS, GRADES):
+                cursor.execute(f"DROP TABLE IF EXISTS {table}")
 
 
 def _schedule_review(*, question: Question, erratum: Erratum, picked: frozenset[int]) -> None:
