@@ -506,9 +506,12 @@ class Response(models.Model):
     question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="responses")
     version = models.ForeignKey(QuestionVersion, on_delete=models.PROTECT, related_name="responses")
     # Frozen at the draw like the version: moving a question to another domain later must
-    # not rewrite the per-domain results and mastery of attempts already taken.
+    # not rewrite the per-domain results and mastery of attempts already taken. No index:
+    # reads reach responses through their attempt or question, and one more index on the
+    # largest table would cost every draw and regrade.
     domain = models.ForeignKey(
-        Domain, on_delete=models.PROTECT, related_name="+", help_text="The question's domain when it was drawn."
+        Domain, on_delete=models.PROTECT, related_name="+", db_index=False,
+        help_text="The question's domain when it was drawn.",
     )
     choice_order = models.JSONField(help_text="Choice ids in the order this attempt shows them.")
     selected = models.ManyToManyField(Choice, through="ResponseChoice", related_name="+", blank=True)

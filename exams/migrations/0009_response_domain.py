@@ -24,7 +24,7 @@ class Migration(migrations.Migration):
             model_name="response",
             name="domain",
             field=models.ForeignKey(
-                null=True, on_delete=models.PROTECT, related_name="+", to="exams.domain",
+                null=True, db_index=False, on_delete=models.PROTECT, related_name="+", to="exams.domain",
                 help_text="The question's domain when it was drawn.",
             ),
         ),

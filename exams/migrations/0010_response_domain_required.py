@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
             model_name="response",
             name="domain",
             field=models.ForeignKey(
-                on_delete=models.PROTECT, related_name="+", to="exams.domain",
+                db_index=False, on_delete=models.PROTECT, related_name="+", to="exams.domain",
                 help_text="The question's domain when it was drawn.",
             ),
         ),
