@@ -80,3 +80,22 @@ def test_without_database_url_the_app_uses_sqlite_in_wal_with_immediate_transact
 def test_postgres_goes_through_a_checked_pool():
     pool = settings.DATABASES["default"]["OPTIONS"]["pool"]
     assert pool["check"].__name__ == "check_connection"
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db
+def test_connections_run_without_jit_and_keep_the_urls_own_options():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW jit")
+        assert cursor.fetchone()[0] == "off"
+    script = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
+        "from django.conf import settings; o = settings.DATABASES['default']['OPTIONS'];"
+        "print(o['sslmode'], o['options'], 'pool' in o)"
+    )
+    env = {**os.environ, "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/certprep?sslmode=require"}
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["require", "-c", "jit=off", "True"]
