@@ -64,8 +64,8 @@ def _totals(*, questions: QuerySet) -> dict[int, ItemTotals]:
     """ItemTotals per question in one statement (see exams.stats.ItemTotals for the terms).
 
     Each finished mock's slot is one observation: x = 1 when graded right (unanswered and
-    voided slots count as wrong), the attempt's right count ranks it within its question
-    (ties by attempt id), and the ranks give the ceil(27%) upper and lower groups. The
+    voided slots count as wrong), the attempt's score ranks it within its question (ties
+    by attempt id), and the ranks give the ceil(27%) upper and lower groups. The
     first half of the UNION sums per question; the second counts picks per choice.
     """
     response, attempt, pick = Response._meta.db_table, Attempt._meta.db_table, ResponseChoice._meta.db_table
@@ -81,7 +81,7 @@ def _totals(*, questions: QuerySet) -> dict[int, ItemTotals]:
                    CASE WHEN r.is_correct THEN 1 ELSE 0 END AS x,
                    COALESCE(a.right_count, 0) AS score,
                    ROW_NUMBER() OVER (
-                       PARTITION BY r.question_id ORDER BY COALESCE(a.right_count, 0) DESC, r.attempt_id
+                       PARTITION BY r.question_id ORDER BY COALESCE(a.score, 0) DESC, r.attempt_id
                    ) AS rank,
                    COUNT(*) OVER (PARTITION BY r.question_id) AS n
             FROM {response} r

@@ -3,6 +3,7 @@
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 MIN_N_FOR_MISKEY = 30
 
@@ -13,6 +14,14 @@ class ItemObservation:
     attempt_right: int
     right: bool
     selected: frozenset[int]
+    # The attempt's score (percent), which ranks it into the upper and lower groups. When
+    # not given, the right count ranks instead: the same order while every attempt has
+    # the same total, which a voided item breaks.
+    attempt_score: Decimal | None = None
+
+    @property
+    def rank_score(self) -> Decimal:
+        return self.attempt_score if self.attempt_score is not None else Decimal(self.attempt_right)
 
 
 @dataclass(frozen=True)
@@ -34,7 +43,7 @@ class ItemTotals:
 
     `y` is an attempt's rest-score (its right count without this item), so the item is
     not correlated with itself; the upper and lower groups are the ceil(27%) best and
-    worst attempts by right count, ties going by attempt id. The database computes these
+    worst attempts by score, ties going by attempt id. The database computes these
     for a whole bank at once (exams.item_stats); `totals_from_observations` is the same
     in Python, and the reference the SQL is tested against.
     """
@@ -74,7 +83,7 @@ def totals_from_observations(observations: Sequence[ItemObservation]) -> ItemTot
         raise ValueError("each attempt may be observed only once per item")
     n = len(observations)
     size = group_size(n)
-    ranked = sorted(observations, key=lambda o: (-o.attempt_right, o.attempt_id))
+    ranked = sorted(observations, key=lambda o: (-o.rank_score, o.attempt_id))
     upper = ranked[:size]
     lower = ranked[n - size :]
     xs = [int(o.right) for o in observations]

@@ -3,6 +3,7 @@ import csv
 import io
 import math
 import random
+from decimal import Decimal
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -11,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from exams.item_stats import likely_miskeyed_ids, statistics_for_exam, statistics_for_question
+from exams.grading import score_percent
 from exams.stats import ItemObservation, item_statistics
 from exams.models import (
     Attempt,
@@ -50,6 +52,7 @@ def record(
             user=user, exam=exam, mode=mode, status=status,
             finished_at=timezone.now() if finished else None,
             right_count=right if finished else None, total_count=len(sheet) if finished else None,
+            score=score_percent(right=right, total=len(sheet)) if finished else None,
         )
         for sheet, right in zip(sheets, rights, strict=True)
     )
@@ -140,6 +143,7 @@ def test_the_sql_totals_agree_with_the_row_by_row_reference(learner, seed):
             ItemObservation(
                 attempt_id=r.attempt_id, attempt_right=r.attempt.right_count or 0, right=r.is_correct is True,
                 selected=frozenset(r.picks.values_list("choice_id", flat=True)),
+                attempt_score=r.attempt.score if r.attempt.score is not None else Decimal(0),
             )
             for r in rows
         ]
@@ -149,6 +153,26 @@ def test_the_sql_totals_agree_with_the_row_by_row_reference(learner, seed):
             all_choices=[c.pk for c in choices],
         )
         assert got[question.pk] == expected
+
+
+def test_groups_rank_attempts_by_score_not_by_right_count(learner):
+    """A voided item shrinks an attempt's total, so 3 right of 4 (75%) outranks 3 of 5 (60%)."""
+    exam, (q, q2, q3, q4, q5) = make_bank(questions=5)
+    best, sixty, seventy_five, worst = record(user=learner, exam=exam, sheets=[
+        {q: "A", q2: "A", q3: "A", q4: "A", q5: "B"},  # 4 of 5: 80%
+        {q: "A", q2: "A", q3: "A", q4: "B", q5: "B"},  # 3 of 5: 60%
+        {q: "B", q2: "A", q3: "A", q4: "A", q5: "B"},  # 3 of 5, then 3 of 4 with q5 void: 75%
+        {q: "B", q2: "A", q3: "B", q4: "B", q5: "B"},  # 1 of 5: 20%
+    ])
+    Attempt.objects.filter(pk=seventy_five.pk).update(total_count=4, score=score_percent(right=3, total=4))
+
+    item = statistics_for_question(question=q)
+    # ceil(0.27 * 4) = 2. By score the upper group is 80% (right on q) and 75% (wrong), the
+    # lower 60% (right) and 20% (wrong): D = 0. By right count the tie at 3 would go to the
+    # lower id, the 60% attempt, and make D = 1.
+    assert item.group_size == 2 and item.discrimination == 0
+    assert label_counts(q, item.upper_counts) == {"A": 1, "B": 1, "C": 0, "D": 0}
+    assert label_counts(q, item.lower_counts) == {"A": 1, "B": 1, "C": 0, "D": 0}
 
 
 def ability_data(*, learner, attempts: int, seed: int = 20261130):
