@@ -74,7 +74,7 @@ def generate(scale: Scale) -> list[tuple[str, int, float]]:
     from django.contrib.auth.hashers import make_password
     from django.db import connection, transaction
 
-    from exams.models import Choice, Domain, Exam, Question, QuestionVersion, content_digest
+    from exams.models import Domain, Exam, Question, QuestionVersion, content_digest
 
     if scale.questions <= SLOTS or scale.attempts < scale.heavy_attempts or scale.learners < 2:
         raise ValueError("need more questions than slots, at least heavy_attempts attempts and two learners")
@@ -183,7 +183,7 @@ def generate(scale: Scale) -> list[tuple[str, int, float]]:
         """, [scale.responses, scale.heavy_attempts, scale.learners, scale.attempts])
         # The pick: the key when right; when wrong, one of the other three (choose-two
         # questions: the first key and a wrong one).
-        _timed(log, "picks", f"""
+        _timed(log, "picks", """
             INSERT INTO exams_responsechoice (id, response_id, choice_id)
             SELECT CASE WHEN k = 1 THEN r.id ELSE %s + r.id END, r.id,
                    (r.question_id - 1) * 4 + CASE

@@ -437,7 +437,7 @@ def report(args, results: dict) -> str:
                        (f"Dashboard of the learner with {heavy} attempts", "dashboard_explain"),
                        ("Item statistics for one question", "item_stats_question_explain"),
                        ("Regrade (confirming the erratum)", "regrade_explain"),
-                       (f"Dashboard after the regrade", "dashboard_after_regrade_explain")]:
+                       ("Dashboard after the regrade", "dashboard_after_regrade_explain")]:
         lines += ["", f"#### {label}"]
         for plan in r[key]:
             lines += plan_block(plan)

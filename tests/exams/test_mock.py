@@ -14,7 +14,6 @@ from accounts.models import Profile
 from exams import progress, services
 from exams.models import (
     Attempt,
-    AttemptMode,
     AttemptStatus,
     Erratum,
     ErratumPolicy,
