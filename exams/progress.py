@@ -1,5 +1,6 @@
 """Reads behind the dashboard: mastery, readiness, trend, reviews due — aggregates in SQL."""
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import connection
 
@@ -46,6 +47,11 @@ def domain_standings(*, user, exam: Exam) -> list[DomainStanding]:
 
 # Mastery first reads the learner's latest 25 finished attempts, then 200, then all.
 MASTERY_TIERS = (25, 200)
+# How much later than its attempt's finish an answer may be stamped: saves are accepted
+# for the grace after a deadline, and a save or submit stamps its time only after waiting
+# for the attempt's lock (behind a regrade, say), so a wide margin. A larger one only
+# sends more dashboards to the next tier; it never makes a count wrong.
+MASTERY_MARGIN = Attempt.GRACE + timedelta(minutes=10)
 
 
 def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
@@ -56,17 +62,19 @@ def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
     the statement first numbers only the answers of the learner's latest 25 attempts. That
     tier is the answer when it holds every finished attempt, or when each of the exam's
     domains has 50 answers there, the oldest of them later than anything outside the
-    tier could be: an answer is saved before its attempt finishes, or within the grace
-    after an expired attempt's deadline. Otherwise the next tier (200 attempts), then the
+    tier could be: an answer is stamped before its attempt finishes, or at most
+    MASTERY_MARGIN after. Otherwise the next tier (200 attempts), then the
     whole history, answers. Each tier runs only when the one before fell short: on
     PostgreSQL its gate is a one-time filter, so a skipped tier is never executed.
     """
     response, attempt, domain = Response._meta.db_table, Attempt._meta.db_table, Domain._meta.db_table
-    grace = int(Attempt.GRACE.total_seconds())
+    margin = int(MASTERY_MARGIN.total_seconds())
     if connection.vendor == "postgresql":
-        plus_grace = lambda value: f"({value} + interval '{grace} seconds')"  # noqa: E731
+        plus_margin = lambda value: f"({value} + interval '{margin} seconds')"  # noqa: E731
     else:
-        plus_grace = lambda value: f"datetime({value}, '+{grace} seconds')"  # noqa: E731
+        # Milliseconds kept (datetime() would drop the fraction), one second more for the
+        # microseconds they lose; compared as text, as Django stores datetimes in SQLite.
+        plus_margin = lambda value: f"strftime('%%Y-%%m-%%d %%H:%%M:%%f', {value}, '+{margin + 1} seconds')"  # noqa: E731
     ctes = [f"""
         recent AS (
             SELECT id, finished_at, ROW_NUMBER() OVER (ORDER BY finished_at DESC, id DESC) AS k
@@ -101,7 +109,7 @@ def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
                 SELECT 1 FROM {domain} d LEFT JOIN tier{tier} t ON t.domain_id = d.id
                 WHERE d.exam_id = %s AND NOT (
                     COALESCE(t.answered, 0) = %s
-                    AND t.oldest > {plus_grace(f"(SELECT MAX(finished_at) FROM recent WHERE k > {size})")}
+                    AND t.oldest > {plus_margin(f"(SELECT MAX(finished_at) FROM recent WHERE k > {size})")}
                 )
             ) AS ok
         )""")

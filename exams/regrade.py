@@ -115,7 +115,21 @@ def score_changes_for(
     )
 
 
+# Namespace of the advisory locks that make one exam's regrades take turns (any constant
+# unlikely to be used by another application sharing the database).
+REGRADE_LOCK_NAMESPACE = 0x63657274  # "cert"
+
+
 def _lock_question(*, question_id: int) -> Question:
+    # One regrade per exam at a time, first: two regrades of different questions held by
+    # the same attempts each move its counts by a difference computed from what they
+    # read, so running together the second would write back a count the first changed
+    # (and their updates could lock shared attempts in different orders). SQLite has one
+    # writer at a time anyway.
+    if connection.vendor == "postgresql":
+        exam_id = Question.objects.filter(pk=question_id).values_list("exam_id", flat=True).get()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s::int, %s::int)", [REGRADE_LOCK_NAMESPACE, exam_id])
     # Grading takes a share lock on its questions before reading their keys
     # (exams.services.confirmed_keys), so this lock waits for gradings in flight, and
     # gradings that start later wait for the regrade and read the new key: no attempt is
@@ -312,7 +326,7 @@ _ATTEMPT_GRADES_SQL = f"""
 
 @contextmanager
 def _temporary_tables():
-    """The two working tables, created empty and dropped after (also on an error)."""
+    """The two working tables, created empty and dropped after; the caller is in a transaction."""
     with connection.cursor() as cursor:
         for table in (SLOTS, GRADES):
             cursor.execute(f"DROP TABLE IF EXISTS {table}")
@@ -324,11 +338,11 @@ def _temporary_tables():
             f"CREATE TEMPORARY TABLE {GRADES} (attempt_id bigint PRIMARY KEY, old_score numeric(5, 2), "
             "old_passed boolean, new_right integer, new_total integer, new_score numeric(5, 2), new_passed boolean)"
         )
-        try:
-            yield cursor
-        finally:
-            for table in (SLOTS, GRADES):
-                cursor.execute(f"DROP TABLE IF EXISTS {table}")
+        yield cursor
+        # Only after success: after an error the transaction rolls back, taking the tables
+        # with it, and a statement now would only hide that error behind "transaction aborted".
+        for table in (SLOTS, GRADES):
+            cursor.execute(f"DROP TABLE IF EXISTS {table}")
 
 
 def _schedule_review(*, question: Question, erratum: Erratum, picked: frozenset[int]) -> None:

@@ -5,6 +5,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from django.core.exceptions import EmptyResultSet
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, DateTimeField, ExpressionWrapper, Prefetch, Q
 from django.db.models.functions import Now
@@ -231,6 +232,10 @@ def attempt_check(*, attempt: Attempt, response: Response) -> bool | None:
     once every question is checked.
     """
     selected = frozenset(pick.choice_id for pick in response.picks.all())
+    # The last check also grades the whole session, share-locking all its questions: lock
+    # them all now, in id order, so this transaction never takes question locks out of
+    # order (a draw locking two of them the other way round would deadlock with it).
+    _share_questions(attempt.responses.values("question_id"))
     key = confirmed_keys(attempt=attempt, question_ids=[response.question_id])[response.question_id]
     right = None if key.void else grading.is_right(selected=selected, key=key)
     response.is_correct = right
@@ -279,15 +284,21 @@ def confirmed_keys(*, attempt: Attempt, question_ids) -> dict[int, grading.ItemK
 
 
 def _share_questions(question_ids) -> None:
-    # Django has no FOR SHARE; SQLite needs none (one writer at a time). Id order, as
-    # every lock on questions is taken, so two lockers never wait on each other in a ring.
-    if connection.vendor != "postgresql" or not question_ids:
+    """FOR SHARE on these questions (ids, or a queryset of them), in id order.
+
+    Django has no FOR SHARE; SQLite needs none (one writer at a time). Every transaction
+    takes its question locks in one statement in id order, so two lockers never wait on
+    each other in a ring.
+    """
+    if connection.vendor != "postgresql":
+        return
+    questions = Question.objects.filter(pk__in=question_ids).order_by("pk").values("pk")
+    try:
+        sql, params = questions.query.get_compiler(connection=connection).as_sql()
+    except EmptyResultSet:  # no questions: nothing to lock
         return
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id FROM {Question._meta.db_table} WHERE id = ANY(%s) ORDER BY id FOR SHARE",
-            [sorted(question_ids)],
-        )
+        cursor.execute(f"{sql} FOR SHARE", params)
 
 
 def grade_responses(*, attempt: Attempt) -> grading.AttemptGrade:

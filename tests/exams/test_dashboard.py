@@ -4,7 +4,7 @@ import io
 import json
 import math
 import random
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -233,3 +233,38 @@ def test_the_estimate_uses_the_exams_own_weights(learner_client, learner):
         assert f'<strong class="score">{predicted:.0f}%</strong> predicted score' in page, (heavy, light)
         predictions.add(round(predicted))
     assert len(predictions) == 3
+
+
+def test_a_tier_is_not_taken_when_an_answer_outside_it_is_newer_by_a_fraction_of_a_second(learner):
+    """The gate's bound keeps fractions of a second (SQLite's datetime() would drop them)."""
+    exam = exam_with_bank(weights=(100,), per_domain=2)
+    q1, q2 = exam.questions.order_by("pk")
+    versions = {q.pk: q.current_version() for q in (q1, q2)}
+    base = datetime(2025, 1, 1, 10, 0, 0, tzinfo=UTC)
+
+    def attempt(finished_at, answers):
+        made = Attempt.objects.create(
+            user=learner, exam=exam, mode=AttemptMode.MOCK, status=AttemptStatus.EXPIRED,
+            deadline=finished_at, finished_at=finished_at, right_count=0, total_count=2,
+            score=Decimal(0), published_score=Decimal(0), passed=False,
+        )
+        for position, (question, answered_at, right) in enumerate(answers, start=1):
+            Response.objects.create(
+                attempt=made, position=position, question=question, domain_id=question.domain_id,
+                version=versions[question.pk], choice_order=[], answered_at=answered_at, is_correct=right,
+            )
+
+    # Outside the first tier: it finished first, at 10:00:00.900, with an answer stamped
+    # just inside the margin after that.
+    finished = base + timedelta(milliseconds=900)
+    attempt(finished, [(q1, finished + progress.MASTERY_MARGIN - timedelta(milliseconds=100), True)])
+    # Then 25 attempts with 50 answers; the oldest is older than that outside answer by
+    # 0.3 s, but newer than the bound with its fraction of a second dropped.
+    for i in range(25):
+        later = base + progress.MASTERY_MARGIN + timedelta(hours=1 + i)
+        first = base + progress.MASTERY_MARGIN + timedelta(milliseconds=500) if i == 0 else later - timedelta(minutes=5)
+        attempt(later, [(q1, first, False), (q2, later - timedelta(minutes=4), False)])
+
+    got = {s.name: (s.right, s.answered) for s in progress.domain_standings(user=learner, exam=exam) if s.answered}
+    assert got == expected_standings(learner, exam)
+    assert sum(right for right, _ in got.values()) == 1  # the outside answer, the only right one
