@@ -259,10 +259,12 @@ def _regrade_locked(
             FROM {GRADES} g WHERE {attempt}.id = g.attempt_id
         """)
         response = Response._meta.db_table
+        # The question's own condition lets the planner find its rows by index, where the
+        # join alone read all six million (a temporary table has no statistics).
         cursor.execute(f"""
             UPDATE {response} SET is_correct = s.new FROM {SLOTS} s
-            WHERE {response}.id = s.response_id AND ({_CHANGED.format(s="s")})
-        """)
+            WHERE {response}.question_id = %s AND {response}.id = s.response_id AND ({_CHANGED.format(s="s")})
+        """, [question.pk])
         cursor.execute(f"SELECT COUNT(*) FROM {SLOTS}")
         (touched,) = cursor.fetchone()
     tally = RegradeChange.objects.filter(event=event).aggregate(
