@@ -1,4 +1,5 @@
 """What both benchmarks write with their figures: the commit measured, and their section of docs/BENCHMARKS.md."""
+import json
 import subprocess
 from pathlib import Path
 
@@ -28,3 +29,13 @@ def update_doc(doc: Path, section: str, marker: str) -> bool:
     _, tail = rest.split(end, 1)
     doc.write_text(f"{head}{begin}\n{section}{end}{tail}")
     return True
+
+
+def write_results(results_dir: Path, doc: Path, name: str, results: dict, section: str) -> None:
+    """bench/results/<name>.json and .md, and the section of docs/BENCHMARKS.md; the section is printed."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    (results_dir / f"{name}.json").write_text(json.dumps(results, indent=1, default=str))
+    (results_dir / f"{name}.md").write_text(section)
+    placed = update_doc(doc, section, name)
+    print(section)
+    print(f"written: {results_dir / f'{name}.md'}" + (f" and {doc}" if placed else ""))

@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: the shared report helpers
-from report import code_version, update_doc  # noqa: E402
+from report import code_version, write_results  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -828,13 +828,7 @@ def main() -> None:
         f"{os.cpu_count()} cores during the learner runs (up to {fmt(max(others), 2)})."
         if others and max(others) > 0.1 else "Nothing else ran on the machine to speak of."
     )
-    args.results.mkdir(parents=True, exist_ok=True)
-    section = report(args, results)
-    (args.results / "load.json").write_text(json.dumps(results, indent=1, default=str))
-    (args.results / "load.md").write_text(section)
-    placed = update_doc(args.doc, section, "load")
-    print(section)
-    print(f"written: {args.results / 'load.md'}" + (f" and {args.doc}" if placed else ""))
+    write_results(args.results, args.doc, "load", results, report(args, results))
 
 
 if __name__ == "__main__":

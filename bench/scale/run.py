@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: the shared report helpers
-from report import code_version, update_doc  # noqa: E402
+from report import code_version, update_doc, write_results  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -75,12 +75,7 @@ def create_database(database_url: str) -> dict:
     with psycopg.connect(database_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         connection.execute(f'CREATE DATABASE "{name}"')
-        settings = dict(connection.execute(
-            "SELECT name, setting FROM pg_settings WHERE name IN ('fsync','synchronous_commit','shared_buffers',"
-            "'work_mem','max_wal_size','data_directory','random_page_cost','effective_cache_size')"
-        ).fetchall())
-        settings["version"] = connection.execute("SHOW server_version").fetchone()[0]
-    return settings
+    return postgres_settings(database_url)
 
 
 def postgres_settings(database_url: str) -> dict:
@@ -540,13 +535,7 @@ def main() -> None:
         name = args.database_url.rsplit("/", 1)[1]
         with psycopg.connect(args.database_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    section = report(args, results)
-    args.results.mkdir(parents=True, exist_ok=True)
-    (args.results / "scale.json").write_text(json.dumps(results, indent=1, default=str))
-    (args.results / "scale.md").write_text(section)
-    placed = update_doc(args.doc, section, "scale")
-    print(section)
-    print(f"written: {args.results / 'scale.md'}" + (f" and {args.doc}" if placed else ""))
+    write_results(args.results, args.doc, "scale", results, report(args, results))
 
 
 if __name__ == "__main__":
