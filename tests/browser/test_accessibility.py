@@ -166,3 +166,29 @@ def test_the_countdown_speaks_only_at_its_warnings(page, live_server, transactio
     page.wait_for_timeout(1000)
     expect(alert).to_have_text("")
     expect(alert).to_have_text("1 minute left.", timeout=8000)
+
+
+def test_every_question_of_the_bank_fits_a_phone(browser, live_server, bank):
+    """Long flags, paths and identifiers in questions wrap: no page of any question scrolls sideways."""
+    learner = UserFactory(username="every-question")
+    count = bank.questions.filter(is_active=True).count()
+    checked = services.attempt_start(user=learner, exam=bank, mode=AttemptMode.PRACTICE, count=count).attempt
+    for slot in checked.responses.all():
+        checked.record_answer(response=slot, choice_ids=[slot.choice_order[0]])
+        services.attempt_check(attempt=checked, response=slot)
+    open_session = services.attempt_start(user=learner, exam=bank, mode=AttemptMode.PRACTICE, count=count).attempt
+    context = browser.new_context(viewport=PHONE, is_mobile=True)
+    page = context.new_page()
+    log_in_as(page, live_server, learner)
+    # Results show every stem, choice, feedback and explanation at once; the question
+    # pages show the choices as the controls a learner taps.
+    urls = [f"{live_server.url}/attempts/{checked.pk}/results/"]
+    urls += [f"{live_server.url}/attempts/{open_session.pk}/q/{position}/" for position in range(1, count + 1)]
+    too_wide = {}
+    for url in urls:
+        page.goto(url)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > PHONE["width"]:
+            too_wide[url] = width
+    assert too_wide == {}
+    context.close()
