@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from exams.admin_imports import MAX_UPLOAD_BYTES, SESSION_KEY, QuestionImportExportMixin
 from exams.models import Question
-from tests.factories import DomainFactory, ExamFactory, QuestionFactory, UserFactory
+from tests.factories import DomainFactory, QuestionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -46,14 +46,6 @@ def _question_admin_has_the_mixin():
     assert QuestionImportExportMixin in mro, (
         "QuestionAdmin must take QuestionImportExportMixin as its first base (exams/admin.py)"
     )
-
-
-@pytest.fixture
-def exam():
-    exam = ExamFactory(code="GENM")
-    DomainFactory(exam=exam, name="Core ML", order=1, weight=60)
-    DomainFactory(exam=exam, name="Data", order=2, weight=40)
-    return exam
 
 
 def upload(client, exam, content: bytes = GOOD, *, name: str = "bank.gift", fmt: str = "gift", **fields):

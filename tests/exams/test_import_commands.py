@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 from exams.formats import default_title, unescape_markdown
 from exams.imports import export_bank, write_export
 from exams.models import Domain, Erratum, Exam, Question
-from tests.factories import DomainFactory, ExamFactory
+from tests.factories import ExamFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -22,14 +22,6 @@ $CATEGORY: $course$/top/Core ML
   ~Signal
 }
 """
-
-
-@pytest.fixture
-def exam():
-    exam = ExamFactory(code="GENM")
-    DomainFactory(exam=exam, name="Core ML", order=1, weight=60)
-    DomainFactory(exam=exam, name="Data", order=2, weight=40)
-    return exam
 
 
 @pytest.fixture

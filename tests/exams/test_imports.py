@@ -7,7 +7,7 @@ import pytest
 from exams.formats import FormatError, ParseResult
 from exams.imports import WEIGHTS_NOTE, export_bank, import_bank, parse_upload, write_export
 from exams.models import Choice, Erratum, ErratumStatus, Question
-from tests.factories import DomainFactory, ExamFactory, QuestionFactory
+from tests.factories import ExamFactory, QuestionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -29,14 +29,6 @@ $CATEGORY: $course$/top/Data
   ~%-100%Pie of file names
 }
 """
-
-
-@pytest.fixture
-def exam():
-    exam = ExamFactory(code="GENM")
-    DomainFactory(exam=exam, name="Core ML", order=1, weight=60)
-    DomainFactory(exam=exam, name="Data", order=2, weight=40)
-    return exam
 
 
 def gift(text: str, *, skip_unsupported: bool = False) -> ParseResult:
