@@ -6,7 +6,6 @@ millions of responses never comes back to Python row by row. `exams.stats` holds
 formulas and the row-by-row reference the SQL is tested against.
 """
 from collections import defaultdict
-from contextlib import contextmanager
 
 from django.core.exceptions import EmptyResultSet
 from django.db import DEFAULT_DB_ALIAS, connections, router, transaction
@@ -14,6 +13,7 @@ from django.db.models import QuerySet
 
 from exams.models import Attempt, AttemptMode, Choice, Exam, Question, Response, ResponseChoice
 from exams.stats import ItemStatistics, ItemTotals, statistics_from_totals
+from exams.tuning import local_work_mem
 
 
 def statistics_for_exam(*, exam: Exam) -> dict[int, ItemStatistics]:
@@ -105,7 +105,8 @@ def _totals(*, questions: QuerySet) -> dict[int, ItemTotals]:
     sums: dict[int, tuple[int, ...]] = {}
     counts: dict[int, tuple[dict, dict, dict]] = defaultdict(lambda: ({}, {}, {}))
     connection = connections[using]
-    with transaction.atomic(using=using), _memory_for_sorting(connection), connection.cursor() as cursor:
+    # A whole bank's ranking sorts millions of rows: let PostgreSQL do it in memory.
+    with transaction.atomic(using=using), local_work_mem("256MB", connection=connection), connection.cursor() as cursor:
         cursor.execute(sql, params)
         for question_id, choice_id, *values in cursor.fetchall():
             values = [int(value or 0) for value in values]
@@ -123,16 +124,3 @@ def _totals(*, questions: QuerySet) -> dict[int, ItemTotals]:
             choice_counts=every, upper_counts=upper, lower_counts=lower,
         )
     return totals
-
-
-@contextmanager
-def _memory_for_sorting(connection):
-    """A whole bank's ranking sorts millions of rows: let PostgreSQL do it in memory.
-
-    SET LOCAL ends with the transaction, so it never leaks to the next request.
-    """
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL work_mem = '256MB'")
-            cursor.execute("SET LOCAL jit = off")
-    yield

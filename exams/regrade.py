@@ -23,6 +23,7 @@ from exams.models import (
     ResponseChoice,
     ReviewItem,
 )
+from exams.tuning import local_work_mem
 
 
 def erratum_confirm(
@@ -193,28 +194,6 @@ def _credited(*, erratum: Erratum, key: frozenset[int], published: frozenset[int
     return credited
 
 
-@contextmanager
-def _without_jit():
-    """PostgreSQL's JIT off for the regrade's statements, back to the session's setting after.
-
-    Their many CASE branches and subplans make the planner's cost estimate huge, so the
-    server JIT-compiles them: measured ~0.9 s of compiling per statement against ~0.25 s
-    of running (20,000 attempts). SET LOCAL cannot leak past the transaction.
-    """
-    if connection.vendor != "postgresql":
-        yield
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL jit = off")
-        # Enough memory for the bitmap of a question's responses to stay exact: with the
-        # default 4 MB it turns lossy and rechecks far more rows than it updates.
-        cursor.execute("SET LOCAL work_mem = '64MB'")
-    yield
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL jit TO DEFAULT")
-        cursor.execute("SET LOCAL work_mem TO DEFAULT")
-
-
 def _regrade_locked(
     *, question: Question, erratum: Erratum, key: frozenset[int], published: frozenset[int],
     user: AbstractBaseUser | None,
@@ -240,7 +219,9 @@ def _regrade_locked(
     )
     slots = holding.order_by().annotate(new=new_grade).values_list("pk", "attempt_id", "is_correct", "new")
 
-    with _without_jit(), _temporary_tables() as cursor:
+    # Enough memory for the bitmap of a question's responses to stay exact: with the default
+    # 4 MB it turns lossy and rechecks far more rows than it updates.
+    with local_work_mem("64MB"), _temporary_tables() as cursor:
         sql, params = slots.query.get_compiler(connection=connection).as_sql()
         cursor.execute(f"INSERT INTO {SLOTS} (response_id, attempt_id, old, new) {sql}", params)
         cursor.execute(_ATTEMPT_GRADES_SQL, [question.pk, question.pk, 0 if credited is None else 1])
