@@ -76,26 +76,35 @@ TEMPLATES = [
 ]
 
 
+def _sqlite(name: Path) -> dict:
+    # One learner on a laptop: an embedded file, WAL so readers never block the
+    # writer, IMMEDIATE so a write transaction takes its lock up front.
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": name,
+        "OPTIONS": {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;",
+            "transaction_mode": "IMMEDIATE",
+        },
+    }
+
+
 def _database(variable: str = "DATABASE_URL") -> dict:
     url = envstr(variable)
     if not url:
-        # One learner on a laptop: an embedded file, WAL so readers never block the
-        # writer, IMMEDIATE so a write transaction takes its lock up front.
-        return {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": BASE_DIR / "db.sqlite3",
-            "OPTIONS": {
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;",
-                "transaction_mode": "IMMEDIATE",
-            },
-        }
+        return _sqlite(BASE_DIR / "db.sqlite3")
     try:
         config = dj_database_url.parse(url)
     except Exception as exc:  # dj-database-url raises several types for a bad URL
         raise ImproperlyConfigured(f"{variable} is not a valid database URL: {exc}") from None
+    if config.get("ENGINE") == "django.db.backends.sqlite3":
+        # dj-database-url's convention: sqlite:///relative.db, sqlite:////absolute/path.db.
+        if not config.get("NAME") or config["NAME"] == ":memory:":
+            raise ImproperlyConfigured(f"{variable} must name a SQLite file, e.g. sqlite:///certprep.db")
+        return _sqlite(Path(config["NAME"]))
     if config.get("ENGINE") != "django.db.backends.postgresql":
         raise ImproperlyConfigured(
-            f"{variable} must be a postgres:// URL (or unset for SQLite), got scheme of {url.split(':', 1)[0]!r}"
+            f"{variable} must be a postgres:// or sqlite:/// URL (or unset for SQLite), got scheme of {url.split(':', 1)[0]!r}"
         )
     if not config.get("NAME"):
         raise ImproperlyConfigured(f"{variable} must name a database, e.g. postgres://postgres@127.0.0.1:5432/certprep")

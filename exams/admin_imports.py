@@ -300,6 +300,7 @@ def pending_summary(*, pending: dict, dry_run: bool) -> tuple[Exam | None, Impor
     if exam is None:
         return None, None
     result = parse_upload(
-        data=pending["text"].encode("utf-8"), fmt=pending["format"], skip_unsupported=pending["skip_unsupported"]
+        data=pending["text"].encode("utf-8"), fmt=pending["format"], skip_unsupported=pending["skip_unsupported"],
+        exam_code=exam.code,
     )
     return exam, import_bank(exam=exam, result=result, default_domain=pending["default_domain"], dry_run=dry_run)

@@ -3,6 +3,7 @@
 # the one place that writes what they read. An import is all or nothing: every problem
 # (in the file, or a domain the exam does not have) is collected and reported by line,
 # and a single one means nothing is written.
+import hashlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,12 +23,14 @@ from exams.formats import (
     Skipped,
     choice_label,
     decode_utf8,
+    exhibit_images,
     question_problems,
 )
 from exams.formats.aiken import parse_aiken, write_aiken
 from exams.formats.bankjson import parse_json, write_json
 from exams.formats.gift import parse_gift, write_gift
-from exams.models import Choice, Domain, Erratum, ErratumStatus, Exam, Question
+from exams.exhibits import ExhibitError, checked_image
+from exams.models import Choice, Domain, Erratum, ErratumStatus, ExhibitImage, Exam, Question
 
 __all__ = [
     "FORMATS",
@@ -145,7 +148,7 @@ def _plural(count: int, singular: str, plural: str | None = None) -> str:
     return f"{count:,} {singular if count == 1 else plural or singular + 's'}"
 
 
-def parse_upload(*, data: bytes, fmt: str, skip_unsupported: bool) -> ParseResult:
+def parse_upload(*, data: bytes, fmt: str, skip_unsupported: bool, exam_code: str | None = None) -> ParseResult:
     """An uploaded file's questions; a file that is not UTF-8 is one error, never mojibake."""
     if fmt not in FORMATS:
         raise ValueError(f"Unknown format {fmt!r}: choose one of {', '.join(FORMATS)}.")
@@ -154,7 +157,7 @@ def parse_upload(*, data: bytes, fmt: str, skip_unsupported: bool) -> ParseResul
     except NotUtf8Error as error:
         return ParseResult(errors=(FormatError(line=error.line, message=str(error)),))
     if fmt == "gift":
-        return parse_gift(text, skip_unsupported=skip_unsupported)
+        return parse_gift(text, skip_unsupported=skip_unsupported, exam_code=exam_code)
     if fmt == "aiken":
         # Aiken has only one question type, so there is nothing to skip.
         return parse_aiken(text)
@@ -207,7 +210,7 @@ def import_bank(
         unplaced = 0
         defaulted: Counter[str] = Counter()
         for question in result.questions:
-            problems = question_problems(question)
+            problems = question_problems(question) + _image_problems(question)
             if problems:
                 errors.extend(FormatError(line=question.line, message=problem) for problem in problems)
                 continue
@@ -261,6 +264,25 @@ def import_bank(
     return summary
 
 
+def _image_problems(question: ParsedQuestion) -> list[str]:
+    """An exhibit's images must be acceptable, and one name must not mean two images."""
+    problems = []
+    carried = dict(question.images)
+    for name, data in question.images:
+        try:
+            checked_image(name, data)
+        except ExhibitError as error:
+            problems.append(str(error))
+    clashing = ExhibitImage.objects.filter(name__in=carried).only("name", "digest")
+    for image in clashing:
+        if image.digest != hashlib.sha256(carried[image.name]).hexdigest():
+            problems.append(f"the bank already holds a different image named {image.name!r}: rename it in the file")
+    missing = set(exhibit_images(question.exhibit)) - carried.keys()
+    known = set(ExhibitImage.objects.filter(name__in=missing).values_list("name", flat=True))
+    problems.extend(f"the exhibit shows the image {name!r}, which neither the file nor the bank holds" for name in sorted(missing - known))
+    return problems
+
+
 def _no_domain_message(question: ParsedQuestion, *, exam: Exam) -> str:
     if question.domain:
         return f"no domain named {question.domain!r} in {exam.code} (give a default domain to import it anyway)"
@@ -284,8 +306,12 @@ def _create(*, exam: Exam, placed: dict[int, list[ParsedQuestion]], domains: lis
                 exam=exam,
                 domain=domain,
                 title=parsed.title,
+                topic=parsed.topic,
+                exhibit=parsed.exhibit,
                 stem=parsed.stem,
                 explanation=parsed.explanation,
+                sources=parsed.sources,
+                exclusion_group=parsed.exclusion_group,
                 kind=parsed.kind,
                 choose=parsed.choose,
                 keep_order=parsed.keep_order,
@@ -308,6 +334,14 @@ def _create(*, exam: Exam, placed: dict[int, list[ParsedQuestion]], domains: lis
             key = [by_label[label] for label in parsed_erratum.published_key]
             errata.append((_erratum(question=row, parsed=parsed_erratum, now=now), key))
     Choice.objects.bulk_create(choices, batch_size=_BATCH_SIZE)
+    images = {name: data for _, parsed in pairs for name, data in parsed.images}
+    present = set(ExhibitImage.objects.filter(name__in=images).values_list("name", flat=True))
+    ExhibitImage.objects.bulk_create(
+        ExhibitImage(name=name, data=data, content_type=content_type, digest=digest)
+        for name, data in images.items()
+        if name not in present
+        for content_type, digest in [checked_image(name, data)]
+    )
     if errata:
         Erratum.objects.bulk_create([erratum for erratum, _ in errata], batch_size=_BATCH_SIZE)
         through = Erratum.published_key.through
@@ -368,6 +402,9 @@ def export_bank(*, exam: Exam, questions: Iterable[Question] | None = None) -> l
         )
         .order_by("domain__order", "domain_id", "id")
     )
+    rows = list(rows)
+    wanted = {name for row in rows for name in exhibit_images(row.exhibit)}
+    images = {name: bytes(data) for name, data in ExhibitImage.objects.filter(name__in=wanted).values_list("name", "data")}
     exported = []
     problems = []
     for position, row in enumerate(rows, start=1):
@@ -394,8 +431,13 @@ def export_bank(*, exam: Exam, questions: Iterable[Question] | None = None) -> l
             ParsedQuestion(
                 line=position,
                 title=row.title,
+                topic=row.topic,
+                exhibit=row.exhibit,
                 stem=row.stem,
                 explanation=row.explanation,
+                sources=row.sources,
+                exclusion_group=row.exclusion_group,
+                images=tuple((name, images[name]) for name in exhibit_images(row.exhibit) if name in images),
                 kind=row.kind,
                 choose=row.choose,
                 keep_order=row.keep_order,

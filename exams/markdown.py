@@ -1,4 +1,5 @@
 """Markdown from the question bank rendered to HTML that is safe to show learners."""
+import re
 from functools import lru_cache
 
 import nh3
@@ -16,9 +17,30 @@ _ALLOWED_TAGS = {
 _ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "th": {"align"}, "td": {"align"}}
 
 
+# An exhibit image is written ![alt](exhibit:name.png); it is served by the exhibit view,
+# which checks that the viewer holds the question.
+_EXHIBIT_IMAGE = re.compile(r"\]\(exhibit:([\w.-]+)\)")
+
+
 @lru_cache(maxsize=4096)
-def render_markdown(text: str) -> SafeString:
-    html = _markdown.render(text or "")
+def render_markdown(text: str, exhibits_of: int | None = None) -> SafeString:
+    text = text or ""
+    if exhibits_of is not None:
+        from django.urls import reverse
+
+        text = _EXHIBIT_IMAGE.sub(
+            lambda m: "](" + reverse("exams:exhibit", args=[exhibits_of, m.group(1)]) + ")", text
+        )
+    return _clean(_markdown.render(text))
+
+
+@lru_cache(maxsize=4096)
+def render_inline_markdown(text: str) -> SafeString:
+    """Markdown of one line (a choice, a feedback line): code, emphasis, links; no blocks."""
+    return _clean(_markdown.renderInline(text or ""))
+
+
+def _clean(html: str) -> SafeString:
     clean = nh3.clean(
         html,
         tags=_ALLOWED_TAGS,

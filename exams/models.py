@@ -76,8 +76,23 @@ class Question(models.Model):
     exam = models.ForeignKey(Exam, on_delete=models.PROTECT, related_name="questions")
     domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="questions")
     title = models.CharField(max_length=200)
+    topic = models.CharField(
+        max_length=80, blank=True, help_text='A short name within the domain, e.g. "Diffusion sampling and guidance".'
+    )
+    exhibit = models.TextField(
+        blank=True,
+        help_text="Markdown shown above the stem: one fenced block, one table, or one image "
+        "![alt](exhibit:file.png) from fixtures/bank/exhibits/.",
+    )
     stem = models.TextField(help_text="Markdown.")
     explanation = models.TextField(blank=True, help_text="Markdown. Shown only after an attempt ends.")
+    sources = models.TextField(
+        blank=True, help_text="Markdown: public sources for the key, shown with the explanation as “Learn more”."
+    )
+    exclusion_group = models.CharField(
+        max_length=80, blank=True, db_index=True,
+        help_text="Questions sharing a group test the same point: an attempt draws at most one of them.",
+    )
     kind = models.CharField(max_length=8, choices=QuestionKind.choices, default=QuestionKind.SINGLE)
     choose = models.PositiveSmallIntegerField(default=1, help_text="How many choices to pick.")
     keep_order = models.BooleanField(default=False, help_text='Do not shuffle choices (e.g. "all of the above").')
@@ -126,8 +141,11 @@ class Question(models.Model):
         choices = self.choices.all()
         return {
             "title": self.title,
+            "topic": self.topic,
+            "exhibit": self.exhibit,
             "stem": self.stem,
             "explanation": self.explanation,
+            "sources": self.sources,
             "choices": {
                 str(choice.pk): {"label": choice.label, "text": choice.text, "feedback": choice.feedback}
                 for choice in sorted(choices, key=lambda c: (c.order, c.pk))
@@ -245,11 +263,40 @@ class QuestionVersion(models.Model):
     def explanation_html(self) -> str:
         return render_markdown(self.content["explanation"])
 
+    # Versions frozen before the second edition have no topic, exhibit or sources.
+    @property
+    def topic(self) -> str:
+        return self.content.get("topic", "")
+
+    @property
+    def exhibit_html(self) -> str:
+        return render_markdown(self.content.get("exhibit", ""), exhibits_of=self.question_id)
+
+    @property
+    def sources_html(self) -> str:
+        return render_markdown(self.content.get("sources", ""))
+
     def choice_text(self, choice_id: int) -> str:
         return self.content["choices"].get(str(choice_id), {}).get("text", "")
 
     def choice_feedback(self, choice_id: int) -> str:
         return self.content["choices"].get(str(choice_id), {}).get("feedback", "")
+
+
+class ExhibitImage(models.Model):
+    """An image a question's exhibit shows, ![alt](exhibit:<name>), kept in the database so
+    every deployment serves the same bytes (see exams.exhibits for what is accepted)."""
+
+    name = models.CharField(max_length=120, unique=True)
+    content_type = models.CharField(max_length=20)
+    data = models.BinaryField()
+    digest = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class Choice(models.Model):

@@ -63,11 +63,14 @@ def draw(
     quotas: Mapping[int, int],
     seen: Collection[int],
     rng: random.Random,
+    groups: Mapping[int, str] | None = None,
 ) -> list[tuple[int, int]]:
-    """(domain_id, question_id) per slot, unseen questions first, in shuffled order.
+    """(domain_id, question_id) per slot, unseen questions first, in shuffled order, and at
+    most one question of each exclusion group (`groups` maps a question to its group).
 
     Raises BankTooSmall naming every short domain rather than handing out a short exam.
     """
+    groups = groups or {}
     if any(quota < 0 for quota in quotas.values()):
         raise ValueError("quotas must not be negative")
     seen_ids = set(seen)
@@ -85,25 +88,43 @@ def draw(
                 )
 
     shortfalls = [
-        (domain_id, quotas[domain_id], len(question_ids))
+        (domain_id, quotas[domain_id], distinct)
         for domain_id, question_ids in questions.items()
-        if len(question_ids) < quotas[domain_id]
+        if (distinct := len(one_per_group(question_ids, groups))) < quotas[domain_id]
     ]
     if shortfalls:
         raise BankTooSmall(shortfalls)
 
     slots: list[tuple[int, int]] = []
+    taken_groups: set[str] = set()
     for domain_id, question_ids in questions.items():
         quota = quotas[domain_id]
         unseen = [q for q in question_ids if q not in seen_ids]
-        if len(unseen) >= quota:
-            chosen = rng.sample(unseen, quota)
-        else:
-            already_seen = [q for q in question_ids if q in seen_ids]
-            chosen = unseen + rng.sample(already_seen, quota - len(unseen))
+        already_seen = [q for q in question_ids if q in seen_ids]
+        rng.shuffle(unseen)
+        rng.shuffle(already_seen)
+        chosen = one_per_group(unseen + already_seen, groups, taken=taken_groups)[:quota]
+        if len(chosen) < quota:
+            # Only a group shared across domains can leave a domain short here.
+            raise BankTooSmall([(domain_id, quota, len(chosen))])
+        taken_groups.update(groups[q] for q in chosen if groups.get(q))
         slots.extend((domain_id, question_id) for question_id in chosen)
     rng.shuffle(slots)
     return slots
+
+
+def one_per_group(question_ids: Sequence[int], groups: Mapping[int, str], *, taken: Collection[str] = ()) -> list[int]:
+    """The questions in their order, skipping any whose exclusion group came earlier or is taken."""
+    used = set(taken)
+    kept = []
+    for question_id in question_ids:
+        group = groups.get(question_id)
+        if group:
+            if group in used:
+                continue
+            used.add(group)
+        kept.append(question_id)
+    return kept
 
 
 def shuffle_choices(

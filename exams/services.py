@@ -93,8 +93,13 @@ def attempt_start(
 def _mock_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
     domains = list(exam.domains.all())
     pool: dict[int, list[int]] = defaultdict(list)
-    for question_id, domain_id in Question.objects.active().filter(exam=exam).values_list("pk", "domain_id"):
+    groups: dict[int, str] = {}
+    for question_id, domain_id, group in Question.objects.active().filter(exam=exam).values_list(
+        "pk", "domain_id", "exclusion_group"
+    ):
         pool[domain_id].append(question_id)
+        if group:
+            groups[question_id] = group
     quotas = sampling.quotas(
         domains=[sampling.DomainQuota(domain_id=d.pk, weight=d.weight, order=d.order) for d in domains],
         total=exam.question_count,
@@ -106,7 +111,7 @@ def _mock_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
         .distinct()
     )
     try:
-        slots = sampling.draw(pool=pool, quotas=quotas, seen=seen, rng=rng)
+        slots = sampling.draw(pool=pool, quotas=quotas, seen=seen, rng=rng, groups=groups)
     except sampling.BankTooSmall as short:
         names = {d.pk: d.name for d in domains}
         details = "; ".join(
@@ -126,7 +131,9 @@ def _session_questions(*, user, exam: Exam, domain: Domain | None, count: int, r
     questions = Question.objects.active().filter(exam=exam)
     if domain is not None:
         questions = questions.filter(domain=domain)
-    available = sorted(questions.values_list("pk", flat=True))
+    rows = list(questions.values_list("pk", "exclusion_group"))
+    groups = {pk: group for pk, group in rows if group}
+    available = sorted(pk for pk, _ in rows)
     if not available:
         where = f"the {domain.name} domain" if domain else exam.code
         raise StartRefused(f"There are no questions in {where} yet.")
@@ -140,16 +147,19 @@ def _session_questions(*, user, exam: Exam, domain: Domain | None, count: int, r
     again = [pk for pk in available if pk in answered]
     rng.shuffle(fresh)
     rng.shuffle(again)
-    return (fresh + again)[:count]
+    return sampling.one_per_group(fresh + again, groups)[:count]
 
 
 def _due_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
     today = learner_today(user=user)
-    due = list(
+    due_items = (
         ReviewItem.objects.filter(user=user, question__exam=exam, question__is_active=True, due_on__lte=today)
         .order_by("due_on", "box", "pk")
-        .values_list("question_id", flat=True)[:REVIEW_SESSION_MAX]
+        .values_list("question_id", "question__exclusion_group")
     )
+    groups = {question_id: group for question_id, group in due_items if group}
+    # Two due questions of one group wait their turn: the next review session takes the other.
+    due = sampling.one_per_group([question_id for question_id, _ in due_items], groups)[:REVIEW_SESSION_MAX]
     if not due:
         raise StartRefused("Nothing is due for review today. Mistakes from your mocks and practice come back here.")
     rng.shuffle(due)

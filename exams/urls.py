@@ -1,6 +1,6 @@
 from django.urls import path
 
-from exams.views import attempts, catalogue, dashboard, reports
+from exams.views import attempts, catalogue, dashboard, exhibits, reports
 
 app_name = "exams"
 urlpatterns = [
@@ -17,4 +17,5 @@ urlpatterns = [
     path("attempts/<int:attempt_id>/review/", attempts.review, name="review"),
     path("attempts/<int:attempt_id>/submit/", attempts.submit, name="submit"),
     path("attempts/<int:attempt_id>/results/", attempts.results, name="results"),
+    path("exhibits/<int:question_id>/<str:name>", exhibits.exhibit, name="exhibit"),
 ]

@@ -4,7 +4,6 @@ from hypothesis import settings as hypothesis_settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from exams.management.commands.load_bank import bank_fixture_paths
 from exams.roles import instructors_group
 from tests.factories import UserFactory
 
@@ -51,7 +50,7 @@ def instructor_client(client, instructor):
 @pytest.fixture
 def nca_genm(db):
     """The shipped NCA-GENM bank, loaded the way make run loads it."""
-    call_command("loaddata", *[str(path) for path in bank_fixture_paths()], verbosity=0)
+    call_command("load_bank", verbosity=0)
     from exams.models import Exam
 
     return Exam.objects.get(code="NCA-GENM")

@@ -99,3 +99,24 @@ def test_connections_run_without_jit_and_keep_the_urls_own_options():
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["require", "-c", "jit=off", "True"]
+
+
+@pytest.mark.parametrize("url, expected", [("sqlite:///relative.db", "{cwd}/relative.db"), ("sqlite:////{tmp}/absolute.db", "{tmp}/absolute.db")])
+def test_a_sqlite_database_url_opens_that_file_in_wal_with_immediate_transactions(tmp_path, url, expected):
+    script = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
+        "from django.conf import settings; from django.db import connection;"
+        "db = settings.DATABASES['default'];"
+        "connection.ensure_connection(); cur = connection.cursor(); cur.execute('PRAGMA journal_mode');"
+        "print(os.path.abspath(db['NAME']), db['OPTIONS']['transaction_mode'], cur.fetchone()[0])"
+    )
+    env = {**os.environ, "DEBUG": "1", "DATABASE_URL": url.format(tmp=str(tmp_path).lstrip("/"))}
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [expected.format(cwd=tmp_path, tmp=tmp_path), "IMMEDIATE", "wal"]
+
+
+def test_a_sqlite_url_without_a_file_is_refused():
+    result = run_manage("check", env={**PRODUCTION, "DATABASE_URL": "sqlite://"})
+    assert result.returncode != 0
+    assert "DATABASE_URL" in result.stderr

@@ -11,6 +11,8 @@ __all__ = [
     "KINDS",
     "TRIM",
     "TITLE_MAX_LENGTH",
+    "TOPIC_MAX_LENGTH",
+    "exhibit_images",
     "ExportError",
     "FormatError",
     "NotUtf8Error",
@@ -34,6 +36,7 @@ ERRATUM_SOURCES = ("imported", "instructor", "learners")
 ERRATUM_STATUSES = ("reported", "confirmed", "rejected")
 ERRATUM_POLICIES = ("", "credit_corrected", "credit_either", "void")
 TITLE_MAX_LENGTH = 200  # Question.title max_length
+TOPIC_MAX_LENGTH = 80  # Question.topic and Question.exclusion_group max_length
 DEFAULT_TITLE_LENGTH = 80  # what Moodle uses when a question has no name
 
 # PHP's trim() set: Moodle trims with it, and agreeing with Moodle on where a text
@@ -75,6 +78,12 @@ class ParsedQuestion:
     domain: str | None  # None: the file named no domain; the importer applies --domain
     choices: tuple[ParsedChoice, ...]
     errata: tuple[ParsedErratum, ...] = ()
+    topic: str = ""
+    exhibit: str = ""  # Markdown shown above the stem
+    sources: str = ""  # Markdown: where to learn more about the key
+    exclusion_group: str = ""
+    # Images the exhibit shows, (name, bytes); only the certprep JSON format carries them.
+    images: tuple[tuple[str, bytes], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -205,6 +214,10 @@ def question_problems(question: ParsedQuestion) -> list[str]:
         problems.append(f"the title is longer than {TITLE_MAX_LENGTH} characters ({len(question.title)})")
     if not question.stem.strip():
         problems.append("the question has no text")
+    if len(question.topic) > TOPIC_MAX_LENGTH:
+        problems.append(f"the topic is longer than {TOPIC_MAX_LENGTH} characters ({len(question.topic)})")
+    if len(question.exclusion_group) > TOPIC_MAX_LENGTH:
+        problems.append(f"the exclusion group is longer than {TOPIC_MAX_LENGTH} characters ({len(question.exclusion_group)})")
     if len(question.choices) < 2:
         problems.append(f"a question needs at least two choices (found {len(question.choices)})")
     labels = [choice_label(index) for index in range(len(question.choices))]
@@ -242,3 +255,11 @@ def question_problems(question: ParsedQuestion) -> list[str]:
     if open_errata > 1:
         problems.append(f"a question has at most one reported (open) erratum, found {open_errata}")
     return problems
+
+
+_EXHIBIT_IMAGE = re.compile(r"!\[[^\]]*\]\(exhibit:([\w.-]+)\)")
+
+
+def exhibit_images(exhibit: str) -> list[str]:
+    """The image names an exhibit shows, ![alt](exhibit:<name>)."""
+    return _EXHIBIT_IMAGE.findall(exhibit or "")

@@ -23,6 +23,7 @@ from exams.formats import (
     choice_label,
     default_title,
     escape_markdown,
+    exhibit_images,
     question_problems,
 )
 
@@ -127,6 +128,10 @@ def write_aiken(questions: Iterable[ParsedQuestion]) -> str:
         own = list(question_problems(question))
         if question.kind != "single":
             own.append("Aiken holds single-answer questions only; this one is multiple-select")
+        if exhibit_images(question.exhibit):
+            own.extend(f"Aiken cannot carry its image exhibit {name!r}" for name in exhibit_images(question.exhibit))
+        elif question.exhibit.strip():
+            own.append("Aiken is one line of text per question and cannot carry its exhibit")
         if len(question.choices) > _MAX_CHOICES:
             own.append(f"Aiken letters options A to Z; this question has {len(question.choices)}")
         stem = _plain_line(question.stem)

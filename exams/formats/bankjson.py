@@ -5,6 +5,8 @@
 # An error about a question carries the question's position (1 for the first) as its
 # line, and says so; an error about the whole file carries line 0, except invalid JSON,
 # which carries the file's own line.
+import base64
+import binascii
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -21,6 +23,7 @@ from exams.formats import (
     ParsedQuestion,
     ParseResult,
     choice_label,
+    exhibit_images,
     question_problems,
 )
 
@@ -31,7 +34,11 @@ VERSION = 1
 
 _REQUIRED = object()
 _FILE_KEYS = ("format", "version", "exam", "questions")
-_QUESTION_KEYS = ("title", "stem", "explanation", "kind", "choose", "keep_order", "domain", "choices", "errata")
+_QUESTION_KEYS = (
+    "title", "topic", "exhibit", "stem", "explanation", "sources", "kind", "choose", "keep_order", "domain",
+    "exclusion_group", "choices", "errata", "exhibit_images",
+)
+_IMAGE_KEYS = ("name", "data")
 _CHOICE_KEYS = ("label", "text", "is_correct", "feedback")
 _ERRATUM_KEYS = ("published_key", "note", "source", "status", "policy")
 
@@ -60,12 +67,16 @@ def write_json(questions: Iterable[ParsedQuestion], *, exam_code: str) -> str:
 def _question_document(question: ParsedQuestion) -> dict[str, Any]:
     return {
         "title": question.title,
+        "topic": question.topic,
+        "exhibit": question.exhibit,
         "stem": question.stem,
         "explanation": question.explanation,
+        "sources": question.sources,
         "kind": question.kind,
         "choose": question.choose,
         "keep_order": question.keep_order,
         "domain": question.domain,
+        "exclusion_group": question.exclusion_group,
         "choices": [
             {
                 "label": choice_label(index),
@@ -84,6 +95,9 @@ def _question_document(question: ParsedQuestion) -> dict[str, Any]:
                 "policy": erratum.policy,
             }
             for erratum in question.errata
+        ],
+        "exhibit_images": [
+            {"name": name, "data": base64.b64encode(data).decode("ascii")} for name, data in question.images
         ],
     }
 
@@ -232,6 +246,11 @@ def _read_question(item: Any, *, index: int, report: _Report) -> ParsedQuestion 
     title = check.value(item, "title", "string")
     stem = check.value(item, "stem", "string")
     explanation = check.value(item, "explanation", "string", default="")
+    topic = check.value(item, "topic", "string", default="")
+    exhibit = check.value(item, "exhibit", "string", default="")
+    sources = check.value(item, "sources", "string", default="")
+    exclusion_group = check.value(item, "exclusion_group", "string", default="")
+    image_items = check.value(item, "exhibit_images", "array", default=[])
     kind = check.value(item, "kind", "string")
     check.one_of(kind, KINDS, f"{here}/kind")
     choose = check.value(item, "choose", "integer", default=None)
@@ -286,6 +305,28 @@ def _read_question(item: Any, *, index: int, report: _Report) -> ParsedQuestion 
             )
         )
 
+    images = []
+    named = set()
+    for position, image_item in enumerate(image_items or []):
+        at = f"{here}/exhibit_images/{position}"
+        if not isinstance(image_item, dict):
+            check.fail(at, "an exhibit image is a JSON object with a name and base64 data")
+            continue
+        check.unknown_keys(image_item, _IMAGE_KEYS, pointer=at)
+        name = check.value(image_item, "name", "string", pointer=at)
+        data = check.value(image_item, "data", "string", pointer=at)
+        if isinstance(name, str):
+            named.add(name)
+        if isinstance(name, str) and isinstance(data, str):
+            try:
+                images.append((name, base64.b64decode(data, validate=True)))
+            except (binascii.Error, ValueError):
+                check.fail(f"{at}/data", "is not valid base64")
+    if isinstance(exhibit, str):
+        for name in exhibit_images(exhibit):
+            if name not in named:
+                check.fail(f"{here}/exhibit", f"shows the image {name!r}, which exhibit_images does not carry")
+
     if check.failed:
         return None
     question = ParsedQuestion(
@@ -299,6 +340,11 @@ def _read_question(item: Any, *, index: int, report: _Report) -> ParsedQuestion 
         domain=domain,
         choices=tuple(choices),
         errata=tuple(errata),
+        topic=topic,
+        exhibit=exhibit,
+        sources=sources,
+        exclusion_group=exclusion_group,
+        images=tuple(images),
     )
     for problem in question_problems(question):
         check.fail(here, problem)

@@ -5,7 +5,10 @@
 # Other GIFT types are errors, or skipped and listed on request.
 #
 # Export loses keep_order and errata (GIFT has no place for them), and an empty title
-# (import makes one from the question text). Texts are written as [markdown].
+# (import makes one from the question text). Texts are written as [markdown]. The category
+# path carries the domain and the topic ($course$/top/<domain>/<topic>); a text exhibit is
+# written above the stem and the sources after the explanation ("Learn more:"), which import
+# reads back; an image exhibit cannot be written.
 import re
 from collections.abc import Iterable, Iterator
 from decimal import Decimal, InvalidOperation
@@ -20,6 +23,7 @@ from exams.formats import (
     Skipped,
     default_title,
     escape_markdown,
+    exhibit_images,
     question_problems,
 )
 
@@ -33,6 +37,7 @@ _CATEGORY_SEPARATOR = re.compile(r"(?<!/)/(?!/)")
 # A backslash protects these (and `\n` is a newline); `\\` is one backslash.
 _ESCAPABLE = ":#={}~n"
 _UNSUPPORTED_HINT = "certprep imports multiple choice, multiple answer and true/false questions only"
+_LEARN_MORE = "\n\nLearn more:\n"
 
 
 class _Unsupported(Exception):
@@ -44,23 +49,27 @@ class _Invalid(Exception):
     pass
 
 
-def parse_gift(text: str, *, skip_unsupported: bool = False) -> ParseResult:
-    """Every question of a GIFT file, with every error found (by the line its question starts on)."""
+def parse_gift(text: str, *, skip_unsupported: bool = False, exam_code: str | None = None) -> ParseResult:
+    """Every question of a GIFT file, with every error found (by the line its question starts on).
+
+    A category path names the domain and then the topic; a leading segment equal to
+    exam_code (as certprep writes no such segment, but people file banks under the exam) is passed over.
+    """
     questions: list[ParsedQuestion] = []
     errors: list[FormatError] = []
     skipped: list[Skipped] = []
-    domain = None
+    domain = topic = None
     for block in _blocks(text):
         first_text = block[0][1]
         if first_text.startswith("$CATEGORY:"):
-            domain = _category_domain(first_text[len("$CATEGORY:"):])
+            domain, topic = _category_domain_and_topic(first_text[len("$CATEGORY:"):], exam_code=exam_code)
             # Moodle wants a blank line after a category; we also take a question right below it.
             block = block[1:]
             if not block:
                 continue
         start = block[0][0]
         try:
-            questions.append(_read_question(block, domain=domain))
+            questions.append(_read_question(block, domain=domain, topic=topic or ""))
         except _Unsupported as unsupported:
             if skip_unsupported:
                 skipped.append(Skipped(line=start, kind=unsupported.kind))
@@ -87,15 +96,18 @@ def _blocks(text: str) -> Iterator[list[tuple[int, str]]]:
         yield block
 
 
-def _category_domain(path: str) -> str | None:
-    """The last category of a `$CATEGORY:` path (`$course$/top/Name` → Name)."""
+def _category_domain_and_topic(path: str, *, exam_code: str | None) -> tuple[str | None, str | None]:
+    """The domain and topic of a `$CATEGORY:` path: `$course$/top/Domain/Topic` →
+    (Domain, Topic); `$system$`, `top` and a leading exam code are passed over."""
     names = [name.replace("//", "/").strip(TRIM) for name in _CATEGORY_SEPARATOR.split(path.strip(TRIM))]
+    names = [name for name in names if name]
     if names and _CONTEXT.fullmatch(names[0]):
         names = names[1:]
     if names and names[0] == "top":
         names = names[1:]
-    names = [name for name in names if name]
-    return names[-1] if names else None
+    if names and exam_code and names[0].casefold() == exam_code.casefold() and len(names) > 1:
+        names = names[1:]
+    return (names[0] if names else None), (names[1] if len(names) > 1 else None)
 
 
 class _Escapes:
@@ -136,7 +148,7 @@ class _Escapes:
         return text.translate(self._restore)
 
 
-def _read_question(block: list[tuple[int, str]], *, domain: str | None) -> ParsedQuestion:
+def _read_question(block: list[tuple[int, str]], *, domain: str | None, topic: str) -> ParsedQuestion:
     start = block[0][0]
     source = "\n".join(line for _, line in block)
     escapes = _Escapes(source)
@@ -193,6 +205,7 @@ def _read_question(block: list[tuple[int, str]], *, domain: str | None) -> Parse
 
     keys = sum(choice.is_correct for choice in choices)
     multiple = multiple or keys > 1
+    explanation, _, sources = explanation.partition(_LEARN_MORE)
     question = ParsedQuestion(
         line=start,
         title=title,
@@ -203,6 +216,8 @@ def _read_question(block: list[tuple[int, str]], *, domain: str | None) -> Parse
         keep_order=False,
         domain=domain,
         choices=tuple(choices),
+        topic=topic,
+        sources=sources.strip(TRIM),
     )
     problems = question_problems(question)
     if problems:
@@ -293,36 +308,45 @@ def write_gift(questions: Iterable[ParsedQuestion]) -> str:
     problems = tuple(
         f"question {number} ({question.title!r}): {problem}"
         for number, question in enumerate(questions, start=1)
-        for problem in question_problems(question)
+        for problem in [
+            *question_problems(question),
+            *(f"GIFT cannot carry its image exhibit {name!r}" for name in exhibit_images(question.exhibit)),
+        ]
     )
     if problems:
         raise ExportError(format_name="GIFT", problems=problems)
     chunks = []
-    domain = None
+    category: tuple[str | None, str | None] = (None, None)
     for question in questions:
-        if question.domain != domain:
-            chunks.append(f"$CATEGORY: {_category_path(question.domain)}\n")
-            domain = question.domain
+        here = (question.domain, question.topic or None)
+        if here != category:
+            chunks.append(f"$CATEGORY: {_category_path(*here)}\n")
+            category = here
         chunks.append(_write_question(question))
     return "\n".join(chunks)
 
 
-def _category_path(domain: str | None) -> str:
+def _category_path(domain: str | None, topic: str | None = None) -> str:
     if domain is None:
         return "$course$/top"
+    return "/".join(["$course$/top", _category_name(domain), *([_category_name(topic)] if topic else [])])
+
+
+def _category_name(name: str) -> str:
     # Moodle's own escaping of a `/` inside a category name.
-    name = domain.replace("/", "//")
+    name = name.replace("/", "//")
     if name.startswith("/"):
         name = " " + name
     if name.endswith("/"):
         name = name + " "
-    return f"$course$/top/{name}"
+    return name
 
 
 def _write_question(question: ParsedQuestion) -> str:
     head = f"::{_escape(question.title)}::" if question.title else ""
     # [markdown] on the question text makes it the default for every other piece.
-    lines = [f"{head}[markdown]{_escape(question.stem)}{{"]
+    stem = f"{question.exhibit.strip()}\n\n{question.stem}" if question.exhibit.strip() else question.stem
+    lines = [f"{head}[markdown]{_escape(stem)}{{"]
     multiple = question.kind == "multiple"
     weights = iter(_key_weights(sum(choice.is_correct for choice in question.choices)))
     for choice in question.choices:
@@ -337,8 +361,11 @@ def _write_question(question: ParsedQuestion) -> str:
         if choice.feedback:
             line += f"#{_write_piece(choice.feedback)}"
         lines.append(line)
-    if question.explanation:
-        lines.append(f"\t####{_write_piece(question.explanation)}")
+    explanation = question.explanation
+    if question.sources.strip():
+        explanation = f"{explanation}{_LEARN_MORE}{question.sources.strip()}"
+    if explanation:
+        lines.append(f"\t####{_write_piece(explanation)}")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -8,7 +8,6 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from exams import services
-from exams.management.commands.load_bank import bank_fixture_paths
 from exams.models import Attempt, AttemptMode, Erratum, Exam, Question
 from exams.roles import instructors_group
 from tests.browser.conftest import PHONE, assert_accessible, log_in_as, watch
@@ -17,7 +16,7 @@ from tests.factories import UserFactory, exam_with_bank
 
 @pytest.fixture
 def bank(transactional_db):
-    call_command("loaddata", *[str(path) for path in bank_fixture_paths()], verbosity=0)
+    call_command("load_bank", verbosity=0)
     return Exam.objects.get(code="NCA-GENM")
 
 

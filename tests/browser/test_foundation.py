@@ -5,7 +5,6 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from exams.management.commands.load_bank import bank_fixture_paths
 from exams.models import Question
 from exams.roles import instructors_group
 from tests.browser.conftest import log_in
@@ -20,7 +19,7 @@ WEIGHTS = [
 
 @pytest.fixture
 def bank(transactional_db):
-    call_command("loaddata", *[str(path) for path in bank_fixture_paths()], verbosity=0)
+    call_command("load_bank", verbosity=0)
 
 
 def sign_up_and_see_the_catalogue(page, live_server, username: str) -> None:

@@ -7,7 +7,6 @@ from django.core.management import call_command
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from exams.management.commands.load_bank import bank_fixture_paths
 from exams.models import Attempt, AttemptStatus
 from tests.browser.conftest import assert_accessible, log_in_as
 from tests.factories import UserFactory, exam_with_bank
@@ -15,7 +14,7 @@ from tests.factories import UserFactory, exam_with_bank
 
 @pytest.fixture
 def bank(transactional_db):
-    call_command("loaddata", *[str(path) for path in bank_fixture_paths()], verbosity=0)
+    call_command("load_bank", verbosity=0)
 
 
 def is_answer_save(response) -> bool:

@@ -5,7 +5,6 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from exams.management.commands.load_bank import bank_fixture_paths
 from exams.models import Attempt, AttemptMode
 from tests.browser.conftest import assert_accessible, log_in_as
 from tests.factories import UserFactory
@@ -13,7 +12,7 @@ from tests.factories import UserFactory
 
 @pytest.fixture
 def bank(transactional_db):
-    call_command("loaddata", *[str(path) for path in bank_fixture_paths()], verbosity=0)
+    call_command("load_bank", verbosity=0)
 
 
 def is_save(response) -> bool:

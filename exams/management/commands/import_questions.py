@@ -48,7 +48,7 @@ class Command(BaseCommand):
         except OSError as error:
             raise CommandError(f"Cannot read {path}: {error.strerror}") from None
         target = exam_by_code(exam)
-        result = parse_upload(data=data, fmt=fmt, skip_unsupported=skip_unsupported)
+        result = parse_upload(data=data, fmt=fmt, skip_unsupported=skip_unsupported, exam_code=target.code)
         summary = import_bank(exam=target, result=result, default_domain=domain, dry_run=dry_run)
         if not summary.ok:
             raise CommandError(f"{path}:\n{summary}")

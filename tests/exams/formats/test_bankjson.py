@@ -1,5 +1,6 @@
 """certprep's bank JSON: the writer's layout, each validation rule, the schema, and export → import."""
 import copy
+import dataclasses
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -45,6 +46,17 @@ QUESTION = ParsedQuestion(
     ),
 )
 
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+WITH_IMAGE = dataclasses.replace(
+    QUESTION,
+    topic="Diffusion sampling and guidance",
+    exhibit="![Loss falling over 10 epochs](exhibit:01-curve.png)",
+    sources='- Ho, Jain and Abbeel, "Denoising Diffusion Probabilistic Models" (2020)',
+    exclusion_group="denoising",
+    images=(("01-curve.png", PNG),),
+    errata=(),
+)
+
 
 def document(**question_changes) -> dict:
     written = json.loads(write_json([QUESTION], exam_code="NCA-GENM"))
@@ -65,12 +77,16 @@ def test_the_writer_lays_out_the_documented_format():
         "questions": [
             {
                 "title": "Diffusion steps",
+                "topic": "",
+                "exhibit": "",
                 "stem": "What does a **denoising** step remove?",
                 "explanation": "Predicted noise.",
+                "sources": "",
                 "kind": "single",
                 "choose": 1,
                 "keep_order": True,
                 "domain": "Core ML and AI Knowledge",
+                "exclusion_group": "",
                 "choices": [
                     {"label": "A", "text": "Noise", "is_correct": True, "feedback": "Yes."},
                     {"label": "B", "text": "Signal", "is_correct": False, "feedback": "No."},
@@ -86,6 +102,7 @@ def test_the_writer_lays_out_the_documented_format():
                     },
                     {"published_key": [], "note": "", "source": "learners", "status": "reported", "policy": ""},
                 ],
+                "exhibit_images": [],
             }
         ],
     }
@@ -231,11 +248,13 @@ def test_the_schema_is_draft_2020_12_and_pins_format_and_version():
 def test_the_schema_lists_exactly_the_keys_the_writer_writes():
     loaded = schema()
     written = json.loads(write_json([QUESTION], exam_code="NCA-GENM"))
+    written_with_image = json.loads(write_json([WITH_IMAGE], exam_code="NCA-GENM"))
     levels = [
         (loaded, written),
         (loaded["$defs"]["question"], written["questions"][0]),
         (loaded["$defs"]["choice"], written["questions"][0]["choices"][0]),
         (loaded["$defs"]["erratum"], written["questions"][0]["errata"][0]),
+        (loaded["$defs"]["exhibitImage"], written_with_image["questions"][0]["exhibit_images"][0]),
     ]
     for definition, example in levels:
         assert definition["additionalProperties"] is False
@@ -256,6 +275,27 @@ def test_the_writer_output_validates_against_the_schema():
     import jsonschema
     jsonschema.Draft202012Validator.check_schema(schema())
     jsonschema.validate(json.loads(write_json([QUESTION], exam_code="NCA-GENM")), schema())
+    jsonschema.validate(json.loads(write_json([WITH_IMAGE], exam_code="NCA-GENM")), schema())
+
+
+def test_topic_exhibit_sources_group_and_images_round_trip():
+    assert parse_json(write_json([WITH_IMAGE], exam_code="NCA-GENM")).questions == (WITH_IMAGE,)
+
+
+def test_an_exhibit_image_the_file_does_not_carry_is_an_error():
+    document = json.loads(write_json([WITH_IMAGE], exam_code="NCA-GENM"))
+    document["questions"][0]["exhibit_images"] = []
+    result = parse_json(json.dumps(document))
+    assert not result.ok
+    assert "shows the image '01-curve.png', which exhibit_images does not carry" in str(result.errors[0])
+
+
+def test_image_data_that_is_not_base64_is_an_error():
+    document = json.loads(write_json([WITH_IMAGE], exam_code="NCA-GENM"))
+    document["questions"][0]["exhibit_images"][0]["data"] = "not base64!"
+    result = parse_json(json.dumps(document))
+    assert len(result.errors) == 1
+    assert "/questions/0/exhibit_images/0/data: is not valid base64" in result.errors[0].message
 
 
 # --- export → import -----------------------------------------------------------------------

@@ -82,17 +82,53 @@ def test_a_title_longer_than_the_bank_allows_is_an_error():
 # --- categories → domains ------------------------------------------------------------------
 
 
-def test_the_last_category_segment_names_the_domain_of_the_questions_after_it():
+def test_the_category_path_names_the_domain_then_the_topic_of_the_questions_after_it():
     text = (
         "Before any category? {=a ~b}\n\n"
-        "$CATEGORY: $course$/top/Exam bank/Multimodal Data\n\n"
+        "$CATEGORY: $course$/top/Multimodal Data/Audio features\n\n"
         "First {=a ~b}\n\nSecond {=a ~b}\n\n"
-        "$CATEGORY: Trustworthy AI\n\nThird {=a ~b}\n"
+        "$CATEGORY: Trustworthy AI\n\nThird {=a ~b}\n\n"
+        "$CATEGORY: $system$/top/NCA-GENM/Core ML/Diffusion sampling and guidance/deeper\n\nFourth {=a ~b}\n"
     )
-    result = parse_gift(text)
-    assert [question.domain for question in result.questions] == [
-        None, "Multimodal Data", "Multimodal Data", "Trustworthy AI",
+    result = parse_gift(text, exam_code="NCA-GENM")
+    assert [(question.domain, question.topic) for question in result.questions] == [
+        (None, ""), ("Multimodal Data", "Audio features"), ("Multimodal Data", "Audio features"),
+        ("Trustworthy AI", ""), ("Core ML", "Diffusion sampling and guidance"),
     ]
+
+
+def test_files_exported_before_topics_still_import_into_their_domain():
+    question = only_question("$CATEGORY: $course$/top/Software Development\n\nQ {=a ~b}")
+    assert (question.domain, question.topic) == ("Software Development", "")
+
+
+def test_without_the_exam_code_its_segment_is_read_as_the_domain():
+    question = only_question("$CATEGORY: $course$/top/NCA-GENM/Core ML\n\nQ {=a ~b}")
+    assert (question.domain, question.topic) == ("NCA-GENM", "Core ML")
+
+
+def test_sources_travel_after_the_explanation_as_learn_more_and_come_back():
+    question = ParsedQuestion(
+        line=1, title="T", stem="S", explanation="Because.", kind="single", choose=1, keep_order=False,
+        domain="D", topic="Topic", choices=(ParsedChoice(text="a", is_correct=True), ParsedChoice(text="b", is_correct=False)),
+        sources="- NVIDIA Triton Inference Server documentation, \"Dynamic Batcher\"",
+    )
+    text = write_gift([question])
+    assert "$CATEGORY: $course$/top/D/Topic" in text
+    assert "Learn more\\:\\n- NVIDIA Triton" in text
+    assert parse_gift(text).questions == (question,)
+
+
+def test_a_text_exhibit_is_written_above_the_stem_and_an_image_exhibit_is_refused_by_name():
+    base = dict(
+        line=1, title="T", stem="What does the log show?", explanation="", kind="single", choose=1, keep_order=False,
+        domain="D", choices=(ParsedChoice(text="a", is_correct=True), ParsedChoice(text="b", is_correct=False)),
+    )
+    text = write_gift([ParsedQuestion(**base, exhibit="```\nline one\nline two\nline three\n```")])
+    assert parse_gift(text).questions[0].stem.startswith("```\nline one")
+    with pytest.raises(ExportError) as refused:
+        write_gift([ParsedQuestion(**base, exhibit="![A loss curve](exhibit:05-loss.png)")])
+    assert "image exhibit '05-loss.png'" in str(refused.value)
 
 
 def test_a_category_that_is_only_a_context_and_top_names_no_domain():
