@@ -4,6 +4,7 @@ import string
 from django import forms
 
 LETTERS = string.ascii_uppercase
+REFUSED = "refused"  # input the learner can fix on the page: answered 422, never "Not saved"
 
 
 class AnswerForm(forms.Form):
@@ -13,17 +14,26 @@ class AnswerForm(forms.Form):
     go = forms.CharField(required=False, max_length=8)
     flag = forms.ChoiceField(required=False, choices=[("", ""), ("toggle", "toggle"), ("on", "on"), ("off", "off")])
     check = forms.BooleanField(required=False)
+    # Strike-outs: the page's script sends the whole set (struck_sent=1 and every struck
+    # position); a form without JavaScript sends one strike=<position> button to toggle.
+    struck = forms.TypedMultipleChoiceField(coerce=int, required=False)
+    struck_sent = forms.BooleanField(required=False)
+    strike = forms.TypedChoiceField(coerce=int, required=False, empty_value=None)
+    # "Review flagged" / "Review unanswered": Next and Previous step through only those.
+    walk = forms.ChoiceField(required=False, choices=[("", ""), ("flagged", "flagged"), ("unanswered", "unanswered")])
 
     def __init__(self, *args, choice_count: int, choose: int, slot_count: int, checkable: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.checkable = checkable
         self.choose = choose
         self.slot_count = slot_count
-        self.fields["choice"].choices = [(str(n), LETTERS[n - 1]) for n in range(1, choice_count + 1)]
-        self.fields["choice"].error_messages["invalid_choice"] = (
-            "That choice is not one of this question's choices (they are "
-            f"{LETTERS[0]}–{LETTERS[choice_count - 1]})."
-        )
+        positions = [(str(n), LETTERS[n - 1]) for n in range(1, choice_count + 1)]
+        for name in ("choice", "struck", "strike"):
+            self.fields[name].choices = positions
+            self.fields[name].error_messages["invalid_choice"] = (
+                "That choice is not one of this question's choices (they are "
+                f"{LETTERS[0]}–{LETTERS[choice_count - 1]})."
+            )
 
     def clean_choice(self) -> list[int]:
         picks = self.cleaned_data["choice"]
@@ -32,9 +42,20 @@ class AnswerForm(forms.Form):
         if len(picks) > self.choose:
             raise forms.ValidationError(
                 f"This question takes {self.choose} choice{'s' if self.choose > 1 else ''}; "
-                f"{len(picks)} were sent. Unpick one first."
+                f"{len(picks)} were sent. Unpick one first.",
+                code=REFUSED,
             )
         return sorted(picks)
+
+    def clean_struck(self) -> set[int]:
+        return set(self.cleaned_data["struck"])
+
+    @property
+    def refused(self) -> bool:
+        """Whether every error is a refusal of well-formed input (422), not a malformed post (400)."""
+        return bool(self.errors) and all(
+            error.code == REFUSED for errors in self.errors.as_data().values() for error in errors
+        )
 
     def clean_check(self) -> bool:
         if self.cleaned_data["check"] and not self.checkable:

@@ -517,6 +517,18 @@ class Attempt(models.Model):
             ResponseChoice.objects.bulk_create(ResponseChoice(response=response, choice_id=pk) for pk in choice_ids)
         response.answered_at = Now() if choice_ids else None
         response.save(update_fields=["answered_at"])
+        # What was prefetched is stale now: a check in the same request grades the new picks.
+        getattr(response, "_prefetched_objects_cache", {}).pop("picks", None)
+        return True
+
+    def record_strikes(self, *, response: "Response", choice_ids: set[int]) -> bool:
+        """Store which choices the learner struck out on one slot; returns whether it changed."""
+        current = {strike.choice_id for strike in response.strikes.all()}
+        if current == choice_ids:
+            return False
+        response.strikes.filter(choice_id__in=current - choice_ids).delete()
+        ResponseStrike.objects.bulk_create(ResponseStrike(response=response, choice_id=pk) for pk in choice_ids - current)
+        getattr(response, "_prefetched_objects_cache", {}).pop("strikes", None)
         return True
 
     def finish(self, *, expired: bool) -> bool:
@@ -562,6 +574,8 @@ class Response(models.Model):
     )
     choice_order = models.JSONField(help_text="Choice ids in the order this attempt shows them.")
     selected = models.ManyToManyField(Choice, through="ResponseChoice", related_name="+", blank=True)
+    # The candidate's strike-outs: kept so a reload or another device shows them; never graded.
+    struck = models.ManyToManyField(Choice, through="ResponseStrike", related_name="+", blank=True)
     flagged = models.BooleanField(default=False)
     answered_at = models.DateTimeField(null=True, blank=True)
     checked_at = models.DateTimeField(
@@ -589,6 +603,16 @@ class ResponseChoice(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["response", "choice"], name="pick_unique_choice"),
+        ]
+
+
+class ResponseStrike(models.Model):
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="strikes")
+    choice = models.ForeignKey(Choice, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["response", "choice"], name="strike_unique_choice"),
         ]
 
 

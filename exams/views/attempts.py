@@ -16,6 +16,7 @@ from accounts.models import Profile
 from exams import grading, services
 from exams.access import learner_required, owned_attempt
 from exams.forms import LETTERS, AnswerForm, SessionForm
+from exams.markdown import render_inline_markdown
 from exams.models import Attempt, AttemptMode, Erratum, ErratumStatus, Exam, Response
 
 TIME_UP = (
@@ -99,23 +100,32 @@ def _navigator(attempt: Attempt) -> list[dict]:
 def _slot(attempt: Attempt, position: int, *, with_text: bool = True) -> Response | None:
     """One slot with its picks; `with_text` also loads the version a page shows (saves skip it)."""
     related = ("version", "question") if with_text else ("question",)
-    return attempt.responses.select_related(*related).prefetch_related("picks").filter(position=position).first()
+    return attempt.responses.select_related(*related).prefetch_related("picks", "strikes").filter(position=position).first()
 
 
 def _options(response: Response) -> list[dict]:
     picked = {pick.choice_id for pick in response.picks.all()}
+    struck = {strike.choice_id for strike in response.strikes.all()}
+    count = len(response.choice_order)
     return [
         {
             "position": index,
             "letter": LETTERS[index - 1],
-            "text": response.version.choice_text(choice_id),
+            "text": render_inline_markdown(response.version.choice_text(choice_id)),
             "selected": choice_id in picked,
+            "struck": choice_id in struck,
+            # Keys that pick it: 1-9 then 0 for the tenth; A-E as well on short questions.
+            "keys": ([str(index % 10)] if index <= 10 else []) + ([LETTERS[index - 1].lower()] if count <= 5 else []),
         }
         for index, choice_id in enumerate(response.choice_order, start=1)
     ]
 
 
-def _question_context(request, attempt: Attempt, response: Response, navigator: list[dict]) -> dict:
+WALKS = {"flagged": "flagged", "unanswered": "unanswered"}
+
+
+def _question_context(request, attempt: Attempt, response: Response, navigator: list[dict], *, walk: str = "") -> dict:
+    walk = WALKS.get(walk, "")
     options = _options(response)
     item = next(slot for slot in navigator if slot["position"] == response.position)
     feedback = None
@@ -136,6 +146,31 @@ def _question_context(request, attempt: Attempt, response: Response, navigator: 
         "shortcuts": Profile.objects.for_user(request.user).shortcuts_enabled,
         "checkable": attempt.mode != AttemptMode.MOCK,
         "feedback": feedback,
+        "key_hint": _key_hint(len(options)),
+        "walk": walk,
+        "walk_slots": _walk_slots(navigator, walk, response.position),
+        "question_url": reverse("exams:question", args=[attempt.pk, response.position]) + (f"?walk={walk}" if walk else ""),
+    }
+
+
+def _key_hint(count: int) -> str:
+    digits = f"1–{count % 10}" if count <= 10 else "1–9, 0"
+    return f"{digits} or A–{LETTERS[count - 1]}" if count <= 5 else digits
+
+
+def _walk_slots(navigator: list[dict], walk: str, position: int) -> dict | None:
+    """Where a "Review flagged/unanswered" walk stands: which slots it visits and what comes next."""
+    if not walk:
+        return None
+    if walk == "flagged":
+        slots = [slot["position"] for slot in navigator if slot["flagged"]]
+    else:
+        slots = [slot["position"] for slot in navigator if not slot["answered"] or slot["incomplete"]]
+    return {
+        "name": walk,
+        "count": len(slots),
+        "has_next": any(p > position for p in slots),
+        "has_prev": any(p < position for p in slots),
     }
 
 
@@ -164,8 +199,13 @@ def _conflict(message: str, results_url: str) -> HttpResponse:
     return response
 
 
-def _go_target(go, position: int, slot_count: int) -> int:
-    """The slot to show after a save: the one asked for, or this one."""
+def _go_target(go, position: int, slot_count: int, *, walk: list[int] | None = None) -> int | str:
+    """The slot to show after a save: the one asked for, or this one. Walking the flagged or
+    unanswered slots, Next and Previous step through only those; past the last, the review."""
+    if walk is not None:
+        if go == "next":
+            return next((p for p in walk if p > position), "review")
+        return next((p for p in reversed(walk) if p < position), position)
     if go == "prev":
         return max(1, position - 1)
     if go == "next":
@@ -195,7 +235,7 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
         if request.method == "GET":
             if attempt.last_position != position:
                 Attempt.objects.filter(pk=attempt.pk).update(last_position=position)
-            context = _question_context(request, attempt, response, _navigator(attempt))
+            context = _question_context(request, attempt, response, _navigator(attempt), walk=request.GET.get("walk", ""))
             template = "exams/attempt.html#attempt-main" if request.htmx else "exams/attempt.html"
             return trigger_client_event(render(request, template, context), "clock-sync", {"remaining": attempt.seconds_left()})
 
@@ -208,23 +248,47 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             checkable=attempt.mode != AttemptMode.MOCK,
         )
         if not form.is_valid():
+            if form.refused:
+                return _refused(request, attempt, response, form.error_text())
             return HttpResponseBadRequest(form.error_text(), content_type="text/plain; charset=utf-8")
-        picks = [response.choice_order[index - 1] for index in form.cleaned_data["choice"]]
+        order = response.choice_order
+        picks = [order[index - 1] for index in form.cleaned_data["choice"]]
+        struck_before = {strike.choice_id for strike in response.strikes.all()}
+        if form.cleaned_data["struck_sent"]:
+            struck = {order[index - 1] for index in form.cleaned_data["struck"]}
+        elif form.cleaned_data["strike"]:
+            struck = struck_before ^ {order[form.cleaned_data["strike"] - 1]}
+        else:
+            struck = struck_before
+        if set(picks) & struck & struck_before:
+            letters = ", ".join(LETTERS[order.index(pk)] for pk in sorted(set(picks) & struck & struck_before, key=order.index))
+            return _refused(request, attempt, response, f"You struck out {letters}: restore it before picking it.")
+        # Striking out a picked choice removes the pick.
+        picks = [pk for pk in picks if pk not in struck]
         check, flag, go = form.cleaned_data["check"], form.cleaned_data["flag"], form.cleaned_data["go"]
+        current_picks = sorted(pick.choice_id for pick in response.picks.all())
         if response.checked_at is not None:
-            # A checked answer is locked; only flags and moving on are still allowed.
-            if check or ("choice" in request.POST and picks != sorted(p.choice_id for p in response.picks.all())):
+            # A checked answer is locked; flags, strike-outs and moving on are still allowed,
+            # and checking it again with the same picks (a retried request) changes nothing.
+            if "choice" in request.POST and sorted(picks) != current_picks:
                 return _conflict("You already checked this answer, so it can no longer change.", results_url)
+            check = False
         else:
             if check and not picks:
-                return HttpResponseBadRequest("Pick an answer before checking it.", content_type="text/plain; charset=utf-8")
+                return _refused(request, attempt, response, "Pick an answer before checking it.")
             attempt.record_answer(response=response, choice_ids=picks)
+        if struck != struck_before:
+            attempt.record_strikes(response=response, choice_ids=struck)
         if flag:
             response.flagged = (not response.flagged) if flag == "toggle" else flag == "on"
             response.save(update_fields=["flagged"])
         if check:
             services.attempt_check(attempt=attempt, response=response)
-        target = _go_target(go, position, form.slot_count)
+        walk = form.cleaned_data["walk"]
+        target = _go_target(go, position, form.slot_count, walk=_walk_positions(attempt, walk) if walk and go in ("next", "prev") else None)
+        if target == "review":
+            go = "review"
+            target = position
         if target != attempt.last_position and not attempt.is_finished:
             Attempt.objects.filter(pk=attempt.pk).update(last_position=target)
 
@@ -232,14 +296,16 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
         url = reverse("exams:review", args=[attempt.pk])
         return _saved(HttpResponseClientRedirect(url)) if request.htmx else redirect(url)
     if not request.htmx:
-        return redirect("exams:question", attempt_id=attempt.pk, position=target)
+        url = reverse("exams:question", args=[attempt.pk, target])
+        return redirect(f"{url}?walk={walk}" if walk else url)
 
-    if go is None and not flag and not check:
-        # A choice changed: confirm the save and update this slot in the navigator, whose
-        # state is known from the save itself.
+    if go is None and not check:
+        # A change on the page: confirm the save and update this slot in the navigator,
+        # whose state is known from the save itself. The question on screen is not redrawn,
+        # so nothing the learner has done since is overwritten.
         item = {
             "position": position,
-            "answered": bool(picks),
+            "answered": bool(picks) if response.checked_at is None else bool(current_picks),
             "incomplete": 0 < len(picks) < response.question.choose,
             "flagged": response.flagged,
         }
@@ -249,11 +315,30 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
         page = HttpResponse(html)
     else:
         shown = _slot(attempt, target)
-        page = render(request, "exams/attempt.html#attempt-main", _question_context(request, attempt, shown, _navigator(attempt)))
+        context = _question_context(request, attempt, shown, _navigator(attempt), walk=walk)
+        page = render(request, "exams/attempt.html#attempt-main", context)
         page = retarget(reswap(page, "outerHTML"), "#attempt-main")
         if target != position:
-            page = push_url(page, reverse("exams:question", args=[attempt.pk, target]))
+            page = push_url(page, context["question_url"])
+    page["X-Slot"] = str(target)
     return _saved(trigger_client_event(page, "clock-sync", {"remaining": attempt.seconds_left()}))
+
+
+def _walk_positions(attempt: Attempt, walk: str) -> list[int]:
+    navigator = _navigator(attempt)
+    if walk == "flagged":
+        return [slot["position"] for slot in navigator if slot["flagged"]]
+    return [slot["position"] for slot in navigator if not slot["answered"] or slot["incomplete"]]
+
+
+def _refused(request, attempt: Attempt, response: Response, message: str) -> HttpResponse:
+    """Input the learner can put right (too many picks, an empty check): 422 and the reason, on the page."""
+    if request.htmx:
+        return render(request, "exams/attempt.html#refusal", {"refusal": message}, status=422)
+    shown = _slot(attempt, response.position)
+    context = _question_context(request, attempt, shown, _navigator(attempt), walk=request.POST.get("walk", ""))
+    context["refusal"] = message
+    return render(request, "exams/attempt.html", context, status=422)
 
 
 def _saved(response: HttpResponse) -> HttpResponse:
@@ -281,6 +366,7 @@ def review(request: HttpRequest, attempt_id: int) -> HttpResponse:
             "unanswered": [slot for slot in navigator if not slot["answered"]],
             "incomplete": [slot for slot in navigator if slot["incomplete"]],
             "flagged": [slot for slot in navigator if slot["flagged"]],
+            "first_unanswered": next((slot["position"] for slot in navigator if not slot["answered"] or slot["incomplete"]), 1),
             "seconds_left": attempt.seconds_left(),
             "shortcuts": False,
         },
@@ -356,7 +442,7 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
 
     responses = (
         attempt.responses.select_related("version", "question", "domain")
-        .prefetch_related("picks", Prefetch("question__choices"))
+        .prefetch_related("picks", "strikes", Prefetch("question__choices"))
         .order_by("position")
     )
     if shown == "wrong":
@@ -396,12 +482,14 @@ def _result_item(response: Response, erratum: Erratum | None) -> dict:
     """One answered question as results and checked practice show it: key, feedback, notice."""
     choices = {choice.pk: choice for choice in response.question.choices.all()}
     picked = {pick.choice_id for pick in response.picks.all()}
+    struck = {strike.choice_id for strike in response.strikes.all()}
     letter = {choice_id: LETTERS[index] for index, choice_id in enumerate(response.choice_order)}
     options = [
         {
             "letter": letter[choice_id],
-            "text": response.version.choice_text(choice_id),
-            "feedback": response.version.choice_feedback(choice_id),
+            "text": render_inline_markdown(response.version.choice_text(choice_id)),
+            "feedback": render_inline_markdown(response.version.choice_feedback(choice_id)),
+            "struck": choice_id in struck,
             "is_key": choices[choice_id].is_correct if choice_id in choices else False,
             "picked": choice_id in picked,
         }
@@ -413,7 +501,7 @@ def _result_item(response: Response, erratum: Erratum | None) -> dict:
         notice = {
             "erratum": erratum,
             "published": [
-                {"letter": letter.get(pk, "?"), "text": response.version.choice_text(pk)} for pk in published
+                {"letter": letter.get(pk, "?"), "text": render_inline_markdown(response.version.choice_text(pk))} for pk in published
             ],
             "corrected": [option for option in options if option["is_key"]],
         }

@@ -45,125 +45,424 @@
         warned.add(limit);
         const alert = document.getElementById("timer-alert");
         if (alert) alert.textContent = text;
+        const banner = document.getElementById("time-banner");
+        if (banner) {
+          banner.textContent = text;
+          banner.hidden = false;
+          banner.classList.toggle("is-critical", limit <= 60);
+        }
+        // A hidden timer shows itself again for the last five minutes.
+        timer.classList.remove("is-hidden");
+        const toggle = document.getElementById("timer-toggle");
+        if (toggle) {
+          toggle.setAttribute("aria-pressed", "false");
+          toggle.textContent = "Hide timer";
+        }
       }
     }
     if (left <= 0) autoSubmit();
   }
 
-  // ---- Saves: pending count, status, retries ----------------------------------------
-  let pending = 0;
-  let failedForm = null;
+  // ---- The exam room: every action bound to the slot it was made on -------------------
+  // Each pick, strike-out, flag, check and move is queued with the slot that was on screen
+  // when the learner made it, and with that slot's whole state (picks, strike-outs, flag),
+  // so a request can be retried or repeated without changing its meaning. One request is in
+  // flight at a time, in the order the learner acted; a move's answer is drawn only when no
+  // later move waits, so nothing the learner did is drawn over. A failure keeps the request
+  // at the head of the queue and retries it, doubling the wait once per failure (≤ 30 s).
+  const REQUEST_TIMEOUT = 8000;
+  const MAX_RETRY_DELAY = 30000;
+  const queue = [];
+  let inFlight = null;
   let retryDelay = 1000;
   let retryTimer = null;
+  let failure = null; // {position, message} of the request that is failing
+  let everSaved = false;
+  let leaving = false;
 
-  function status(text, detail, state) {
-    const element = document.getElementById("save-status");
-    if (element) {
-      element.textContent = text;
-      element.classList.toggle("is-saved", state === "saved");
-      element.classList.toggle("is-failed", state === "failed");
+  function mainForm() {
+    return document.getElementById("attempt-main");
+  }
+
+  function shownPosition() {
+    const form = mainForm();
+    return form ? Number(form.dataset.position) : null;
+  }
+
+  function csrfToken(form) {
+    const input = form.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  function slotState(form) {
+    // What the learner sees on this slot now: the whole answer, not a change to it.
+    const state = { choice: [], struck: [], flag: null };
+    for (const input of form.querySelectorAll("input[name=choice]")) {
+      if (input.checked && !input.disabled) state.choice.push(input.value);
     }
-    const more = document.getElementById("save-detail");
-    if (more) more.textContent = detail || "";
+    for (const row of form.querySelectorAll(".choice-row.is-struck")) state.struck.push(row.dataset.position);
+    const flag = form.querySelector(".flag-button");
+    if (flag) state.flag = flag.getAttribute("aria-pressed") === "true" ? "on" : "off";
+    return state;
   }
 
-  function scheduleRetry(form) {
-    failedForm = form;
-    clearTimeout(retryTimer);
-    const seconds = Math.round(retryDelay / 1000);
-    status("Not saved", `Connection problem: retrying in ${seconds} s. Keep this page open.`, "failed");
-    retryTimer = setTimeout(() => {
-      if (failedForm && document.body.contains(failedForm)) htmx.trigger(failedForm, "change");
-    }, retryDelay);
-    retryDelay = Math.min(retryDelay * 2, 8000);
+  function requestBody(entry) {
+    const body = new URLSearchParams();
+    body.append("csrfmiddlewaretoken", entry.csrf);
+    if (!entry.checked) for (const value of entry.state.choice) body.append("choice", value);
+    body.append("struck_sent", "1");
+    for (const value of entry.state.struck) body.append("struck", value);
+    if (entry.state.flag) body.append("flag", entry.state.flag);
+    if (entry.walk) body.append("walk", entry.walk);
+    if (entry.go) body.append("go", entry.go);
+    if (entry.check) body.append("check", "1");
+    return body;
   }
 
-  function isAnswerForm(element) {
-    return element && element.id === "attempt-main";
+  function enqueue(form, action) {
+    const walkInput = form.querySelector("input[name=walk]");
+    const entry = {
+      position: Number(form.dataset.position),
+      url: form.action,
+      csrf: csrfToken(form),
+      checked: form.dataset.checked === "1",
+      walk: walkInput ? walkInput.value : "",
+      state: slotState(form),
+      go: action.go || null,
+      check: Boolean(action.check),
+    };
+    entry.isMove = Boolean(entry.go || entry.check);
+    // A plain save still waiting for its turn is overtaken by a newer one of the same
+    // slot: both carry the whole state, so only the newer needs to go.
+    if (!entry.isMove) {
+      const waiting = queue.find((queued) => !queued.isMove && queued.position === entry.position);
+      if (waiting) {
+        waiting.state = entry.state;
+        showStatus();
+        return;
+      }
+    }
+    queue.push(entry);
+    showStatus();
+    pump();
   }
 
-  document.addEventListener("htmx:beforeRequest", (event) => {
-    if (!isAnswerForm(event.detail.elt)) return;
-    pending += 1;
-    status("Saving…", "", "saving");
-  });
+  function pump() {
+    if (inFlight || retryTimer || !queue.length || leaving) return;
+    inFlight = queue[0];
+    send(inFlight);
+    showStatus();
+  }
 
-  document.addEventListener("htmx:afterRequest", (event) => {
-    if (!isAnswerForm(event.detail.elt)) return;
-    pending = Math.max(0, pending - 1);
-    const xhr = event.detail.xhr;
-    if (event.detail.successful && xhr && xhr.getResponseHeader("X-Answer-Saved") === "1") {
-      failedForm = null;
+  async function send(entry) {
+    const controller = new AbortController();
+    const timeout = setTimeout(() => controller.abort(), REQUEST_TIMEOUT);
+    let response = null;
+    let text = "";
+    try {
+      response = await fetch(entry.url, {
+        method: "POST",
+        body: requestBody(entry),
+        headers: { "HX-Request": "true", "X-CSRFToken": entry.csrf },
+        credentials: "same-origin",
+        signal: controller.signal,
+        redirect: "manual",
+      });
+      text = await response.text();
+    } catch (error) {
+      response = null;
+    } finally {
+      clearTimeout(timeout);
+    }
+    if (leaving) return;
+    settle(entry, response, text);
+  }
+
+  function settle(entry, response, text) {
+    if (response && response.ok && response.headers.get("X-Answer-Saved") === "1") {
+      queue.shift();
+      inFlight = null;
+      failure = null;
       retryDelay = 1000;
-      clearTimeout(retryTimer);
-      status("Saved", "", "saved");
+      everSaved = true;
+      const remaining = response.headers.get("HX-Trigger");
+      if (remaining) {
+        try {
+          setRemaining(JSON.parse(remaining)["clock-sync"].remaining);
+        } catch (error) {
+          /* a save without a clock: nothing to resync */
+        }
+      }
+      const redirect = response.headers.get("HX-Redirect");
+      if (redirect) {
+        leaving = true;
+        window.location.assign(redirect);
+        return;
+      }
+      if (entry.isMove) {
+        const laterMove = queue.some((queued) => queued.isMove);
+        if (!laterMove) drawSlot(text, response.headers.get("HX-Push-Url"), entry);
+      } else {
+        updateNavigatorItem(text);
+      }
+      showStatus();
+      pump();
       return;
     }
-    if (event.detail.successful) {
-      // A 200 that is not our confirmation (e.g. a login page after a redirect): not saved.
-      failedForm = null;
-      status("Not saved", "Your session has ended. Reload the page and log in again; then pick this answer again.", "failed");
-      return;
-    }
-    if (xhr && xhr.status === 409) {
-      // The attempt has ended (time is up, or another tab submitted it).
-      failedForm = null;
-      status("Not saved", xhr.responseText, "failed");
-      const results = xhr.getResponseHeader("X-Results-Url") || document.getElementById("attempt").dataset.resultsUrl;
+    if (response && response.status === 409) {
+      // The attempt has ended (time is up, or another tab submitted it): nothing more can save.
+      queue.length = 0;
+      inFlight = null;
+      failure = { position: entry.position, message: text };
+      showStatus();
+      const results = response.headers.get("X-Results-Url") || document.getElementById("attempt").dataset.resultsUrl;
+      leaving = true;
       setTimeout(() => window.location.assign(results), 1500);
       return;
     }
-    if (xhr && xhr.status >= 400 && xhr.status < 500) {
-      // Refused input (e.g. too many choices): say why; retrying would not help.
-      failedForm = null;
-      status("Not saved", xhr.responseText, "failed");
+    if (response && response.status === 422) {
+      // Refused input the learner can put right: say why on the question, drop the request.
+      queue.shift();
+      inFlight = null;
+      if (shownPosition() === entry.position) {
+        const limit = document.getElementById("pick-limit");
+        const holder = document.createElement("div");
+        holder.innerHTML = text;
+        if (limit) {
+          limit.textContent = holder.textContent.trim();
+          limit.classList.add("is-refused");
+        }
+      }
+      showStatus();
+      pump();
       return;
     }
-    scheduleRetry(event.detail.elt);
+    if (response && (response.status === 401 || response.status === 403 || (response.ok && !response.headers.get("X-Answer-Saved")) || response.type === "opaqueredirect")) {
+      // The session ended: retrying cannot help until the learner logs in again.
+      queue.length = 0;
+      inFlight = null;
+      failure = { position: entry.position, message: "Your session has ended. Reload the page and log in again; then make this change again." };
+      showStatus();
+      return;
+    }
+    if (response && response.status === 400) {
+      queue.shift();
+      inFlight = null;
+      failure = { position: entry.position, message: text || "The server refused this request." };
+      showStatus();
+      pump();
+      return;
+    }
+    // No answer, a timeout or a server error: keep it at the head and try again later.
+    inFlight = null;
+    failure = { position: entry.position, message: null };
+    const seconds = Math.round(retryDelay / 1000);
+    showStatus(seconds);
+    retryTimer = setTimeout(() => {
+      retryTimer = null;
+      pump();
+    }, retryDelay);
+    retryDelay = Math.min(retryDelay * 2, MAX_RETRY_DELAY);
+  }
+
+  function pendingFor(position) {
+    return queue.some((entry) => entry.position === position);
+  }
+
+  function showStatus(retrySeconds) {
+    const element = document.getElementById("save-status");
+    const more = document.getElementById("save-detail");
+    if (!element) return;
+    const here = shownPosition();
+    let text = "";
+    let detail = "";
+    let state = "";
+    if (failure) {
+      text = "Not saved";
+      state = "failed";
+      const which = failure.position === here ? "" : ` (question ${failure.position})`;
+      detail = failure.message
+        ? failure.message
+        : `Connection problem${which}: retrying${retrySeconds ? ` in ${retrySeconds} s` : ""}. Keep this page open.`;
+    } else if (pendingFor(here)) {
+      text = "Saving…";
+      state = "saving";
+    } else if (everSaved) {
+      text = "Saved";
+      state = "saved";
+      const others = [...new Set(queue.map((entry) => entry.position))];
+      if (others.length) detail = `Saving question ${others.join(", ")}…`;
+    }
+    element.textContent = text;
+    element.classList.toggle("is-saved", state === "saved");
+    element.classList.toggle("is-failed", state === "failed");
+    if (more) more.textContent = detail;
+  }
+
+  function updateNavigatorItem(html) {
+    const holder = document.createElement("div");
+    holder.innerHTML = html;
+    for (const item of holder.querySelectorAll("[hx-swap-oob]")) {
+      const current = document.getElementById(item.id);
+      if (!current) continue;
+      item.removeAttribute("hx-swap-oob");
+      // The navigator's "current" mark belongs to the slot on screen, not the one saved.
+      const isShown = current.classList.contains("current");
+      item.classList.toggle("current", isShown);
+      if (isShown) item.setAttribute("aria-current", "step");
+      else item.removeAttribute("aria-current");
+      current.replaceWith(item);
+    }
+  }
+
+  function drawSlot(html, url, entry) {
+    const form = mainForm();
+    if (!form) return;
+    const holder = document.createElement("div");
+    holder.innerHTML = html;
+    const fresh = holder.querySelector("#attempt-main");
+    if (!fresh) return;
+    const moved = Number(fresh.dataset.position) !== entry.position;
+    form.replaceWith(fresh);
+    if (url && moved) history.pushState({}, "", url);
+    document.title = document.title.replace(/^Question \d+/, `Question ${fresh.dataset.position}`);
+    // The new question's heading (or the verdict after a check) takes focus and is
+    // scrolled into view below the sticky bar; a screen reader reads it out.
+    const target = entry.check && fresh.querySelector("#checked-heading") ? fresh.querySelector("#checked-heading") : fresh.querySelector("#question-heading");
+    if (target) {
+      target.focus({ preventScroll: true });
+      target.scrollIntoView({ block: "start" });
+    }
+  }
+
+  // A pick or a strike-out is a save; buttons are moves, flags or checks.
+  document.addEventListener("change", (event) => {
+    const input = event.target;
+    const form = input.form;
+    if (form !== mainForm() || input.name !== "choice") return;
+    const limit = document.getElementById("pick-limit");
+    if (limit) {
+      limit.textContent = "";
+      limit.classList.remove("is-refused");
+    }
+    for (const label of form.querySelectorAll("label.choice")) {
+      label.classList.toggle("is-selected", label.querySelector("input").checked);
+    }
+    enqueue(form, {});
   });
 
-  document.addEventListener("htmx:sendError", (event) => {
-    if (isAnswerForm(event.detail.elt)) scheduleRetry(event.detail.elt);
+  function toggleStrike(form, row) {
+    const struck = !row.classList.contains("is-struck");
+    const input = row.querySelector("input[name=choice]");
+    const button = row.querySelector(".strike-button");
+    const letter = input.dataset.letter;
+    row.classList.toggle("is-struck", struck);
+    if (struck && input.checked) {
+      input.checked = false;
+      input.closest("label").classList.remove("is-selected");
+    }
+    input.disabled = struck;
+    if (button) {
+      button.setAttribute("aria-pressed", String(struck));
+      button.title = `${struck ? "Restore" : "Strike out"} ${letter}`;
+      button.querySelector("[aria-hidden]").textContent = struck ? "↺" : "✕";
+      button.querySelector(".visually-hidden").textContent = `${struck ? "Restore" : "Strike out"} ${letter}`;
+    }
+    updatePickCount(form);
+    enqueue(form, {});
+  }
+
+  function updatePickCount(form) {
+    const count = document.getElementById("pick-count");
+    if (!count) return;
+    const choose = Number(form.dataset.choose);
+    const picked = form.querySelectorAll("input[name=choice]:checked").length;
+    count.textContent = `${picked} of ${choose} chosen${picked && picked < choose ? ": incomplete" : ""}`;
+    count.classList.toggle("is-incomplete", picked < choose);
+  }
+
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("button");
+    const form = mainForm();
+    if (!button || !form || button.form !== form || button.type !== "submit") return;
+    event.preventDefault();
+    if (button.disabled) return;
+    if (button.name === "strike") {
+      toggleStrike(form, button.closest(".choice-row"));
+    } else if (button.name === "flag") {
+      const on = button.getAttribute("aria-pressed") !== "true";
+      button.setAttribute("aria-pressed", String(on));
+      const item = document.getElementById(`nav-${form.dataset.position}`);
+      if (item) item.classList.toggle("flagged", on);
+      enqueue(form, {});
+    } else if (button.name === "check") {
+      if (!form.querySelector("input[name=choice]:checked")) {
+        const limit = document.getElementById("pick-limit");
+        if (limit) {
+          limit.textContent = "Pick an answer before checking it.";
+          limit.classList.add("is-refused");
+        }
+        return;
+      }
+      enqueue(form, { check: true });
+    } else if (button.name === "go") {
+      if (button.value === "stay") enqueue(form, {});
+      else enqueue(form, { go: button.value });
+    }
+  });
+
+  // Enter in the form: save and stay, as the hidden default button does without script.
+  document.addEventListener("submit", (event) => {
+    if (event.target === mainForm()) {
+      event.preventDefault();
+      enqueue(event.target, {});
+    }
+  });
+
+  // Leaving with saves still queued (a header link, the back button, closing the tab):
+  // each slot's latest state goes out with keepalive, which outlives the page.
+  window.addEventListener("pagehide", () => {
+    if (!queue.length || leaving) return;
+    leaving = true;
+    const latest = new Map();
+    for (const entry of queue) latest.set(entry.position, entry);
+    for (const entry of latest.values()) {
+      const body = requestBody({ ...entry, go: null, check: false });
+      fetch(entry.url, {
+        method: "POST",
+        body,
+        keepalive: true,
+        credentials: "same-origin",
+        headers: { "HX-Request": "true", "X-CSRFToken": entry.csrf },
+      }).catch(() => {});
+    }
   });
 
   document.body.addEventListener("clock-sync", (event) => setRemaining(event.detail.remaining));
 
   // ---- Multiple select: never more than "Choose N" -----------------------------------
-  // Capture phase, so a refused pick never reaches htmx and is never sent.
+  // Capture phase, so a refused pick never reaches the queue and is never sent.
   document.addEventListener(
     "change",
     (event) => {
       const input = event.target;
       const form = input.form;
-      if (!isAnswerForm(form) || input.type !== "checkbox") return;
+      if (form !== mainForm() || input.type !== "checkbox") return;
       const choose = Number(form.dataset.choose);
       const picked = form.querySelectorAll("input[name=choice]:checked").length;
       const limit = document.getElementById("pick-limit");
       if (picked > choose) {
         input.checked = false;
-        event.stopPropagation();
+        event.stopImmediatePropagation();
         if (limit) limit.textContent = `This question takes ${choose}: unpick one first.`;
         return;
       }
-      if (limit) limit.textContent = "";
-      const count = document.getElementById("pick-count");
-      if (count) {
-        count.textContent = `${picked} of ${choose} chosen${picked && picked < choose ? ": incomplete" : ""}`;
-        count.classList.toggle("is-incomplete", picked < choose);
-      }
+      updatePickCount(form);
     },
     true,
   );
 
-  document.addEventListener("change", (event) => {
-    const input = event.target;
-    if (!isAnswerForm(input.form)) return;
-    for (const label of input.form.querySelectorAll("label.choice")) {
-      label.classList.toggle("is-selected", label.querySelector("input").checked);
-    }
-  });
-
-  // ---- Keyboard: A–E or 1–5 choose, N / P next / previous, F flag ---------------------
+  // ---- Keyboard: 1–9 and 0 (A–E on short questions) choose, N / P, F flag, K check, X strike
   document.addEventListener("keydown", (event) => {
     const attempt = document.getElementById("attempt");
     if (!attempt || attempt.dataset.shortcuts !== "on") return;
@@ -171,26 +470,44 @@
     const target = event.target;
     if (target.matches("input[type=text], input[type=search], textarea, select, [contenteditable]")) return;
     if (document.querySelector("dialog[open]")) return;
-    const form = document.getElementById("attempt-main");
+    const form = mainForm();
     if (!form) return;
     // Only single characters are shortcuts: "ArrowDown", "Backspace" and friends are not.
     if (event.key.length !== 1) return;
     const key = event.key.toLowerCase();
+    if (key === "x") {
+      const row = target.closest && target.closest(".choice-row");
+      if (row && form.contains(row) && row.querySelector(".strike-button")) {
+        event.preventDefault();
+        toggleStrike(form, row);
+        const input = row.querySelector("input");
+        if (!input.disabled) input.focus();
+        else row.querySelector(".strike-button").focus();
+      }
+      return;
+    }
     const button = form.querySelector(`button[data-key="${key}"]:not([disabled])`);
     if (button) {
       event.preventDefault();
       button.click();
       return;
     }
-    const choices = form.querySelectorAll("input[name=choice]:not([disabled])");
-    let index = -1;
-    if (/^[a-e]$/.test(key)) index = key.charCodeAt(0) - 97;
-    else if (/^[1-5]$/.test(key)) index = Number(key) - 1;
-    if (index >= 0 && index < choices.length) {
+    const input = form.querySelector(`input[name=choice][data-keys~="${key}"]`);
+    if (input && !input.disabled) {
       event.preventDefault();
-      choices[index].click();
-      choices[index].focus();
+      input.click();
+      input.focus();
     }
+  });
+
+  // ---- Timer: hide and show; it comes back for the last 5 minutes ---------------------
+  document.addEventListener("click", (event) => {
+    if (event.target.id !== "timer-toggle") return;
+    const timer = document.getElementById("timer");
+    const hidden = !timer.classList.contains("is-hidden");
+    timer.classList.toggle("is-hidden", hidden);
+    event.target.setAttribute("aria-pressed", String(hidden));
+    event.target.textContent = hidden ? "Show timer" : "Hide timer";
   });
 
   // ---- Submit behind a confirmation ---------------------------------------------------
@@ -213,28 +530,38 @@
     }
   });
 
-  // ---- At zero: wait for pending saves, then submit -----------------------------------
+  // ---- At zero: wait for queued saves, then submit -----------------------------------
+  // Nothing in flight: submit at once. Otherwise wait for the queue, but at most 9 s (a
+  // request times out at 8 s), well inside the 30 s the server still accepts saves.
   function autoSubmit() {
     if (autoSubmitting) return;
     const form = document.getElementById("auto-submit");
     if (!form) return;
     autoSubmitting = true;
-    status("Time is up", "Submitting your saved answers…", "saving");
+    const element = document.getElementById("save-status");
+    if (element) element.textContent = "Time is up";
+    const more = document.getElementById("save-detail");
+    if (more) more.textContent = queue.length ? "Saving your last answers, then submitting…" : "Submitting your saved answers…";
     const startedWaiting = performance.now();
     (function waitForSaves() {
-      // The server accepts saves for 30 s after the deadline; stop waiting before that.
-      const stillSaving = pending > 0 || failedForm !== null;
-      if (stillSaving && performance.now() - startedWaiting < 20000) {
-        if (failedForm && pending === 0) htmx.trigger(failedForm, "change");
-        setTimeout(waitForSaves, 250);
+      if (queue.length && performance.now() - startedWaiting < 9000) {
+        if (retryTimer && !inFlight) {
+          clearTimeout(retryTimer);
+          retryTimer = null;
+          pump();
+        }
+        setTimeout(waitForSaves, 100);
         return;
       }
+      leaving = true;
       form.submit();
     })();
   }
 
   function init() {
     const timer = document.getElementById("timer");
+    const toggle = document.getElementById("timer-toggle");
+    if (toggle) toggle.hidden = false;
     if (timer && endsAt === null) {
       const seconds = Number(timer.dataset.remaining);
       setRemaining(seconds);

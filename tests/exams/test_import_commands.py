@@ -120,9 +120,22 @@ def test_export_writes_to_stdout_or_a_file(nca_genm, tmp_path):
     assert len(json.loads(out)["questions"]) == nca_genm.questions.active().count()
 
     target = tmp_path / "bank.gift"
+    Question.objects.filter(exam=nca_genm, exhibit__contains="](exhibit:").update(is_active=False)
     said = run("export_questions", "--exam", "NCA-GENM", "--format", "gift", "--output", str(target))
     assert said == f"Wrote Moodle GIFT for NCA-GENM to {target}.\n"
     assert target.read_text(encoding="utf-8") == write_export(exam=nca_genm, fmt="gift")
+
+
+def test_gift_export_refuses_image_exhibits_by_name_and_writes_nothing(nca_genm, tmp_path):
+    target = tmp_path / "bank.gift"
+    images = Question.objects.active().filter(exam=nca_genm, exhibit__contains="](exhibit:")
+    assert images.count() >= 8
+    with pytest.raises(CommandError) as refused:
+        run("export_questions", "--exam", "NCA-GENM", "--format", "gift", "--output", str(target))
+    for question in images:
+        name = question.exhibit.split("](exhibit:", 1)[1].split(")", 1)[0]
+        assert f"GIFT cannot carry its image exhibit {name!r}" in str(refused.value)
+    assert not target.exists()
 
 
 def test_aiken_export_of_a_bank_with_multiple_select_questions_lists_them(nca_genm, tmp_path):
@@ -131,7 +144,7 @@ def test_aiken_export_of_a_bank_with_multiple_select_questions_lists_them(nca_ge
     with pytest.raises(CommandError) as refused:
         run("export_questions", "--exam", "NCA-GENM", "--format", "aiken", "--output", str(target))
 
-    multiple = nca_genm.questions.filter(kind="multiple").count()
+    multiple = nca_genm.questions.active().filter(kind="multiple").count()
     assert str(refused.value).count("Aiken holds single-answer questions only") == multiple
     assert not target.exists()
 
@@ -148,17 +161,22 @@ def test_json_round_trip_of_the_nca_genm_bank_is_lossless(nca_genm, fresh_copy, 
     round_trip(source=nca_genm, target=fresh_copy, fmt="json", tmp_path=tmp_path)
 
     after = export_bank(exam=fresh_copy)
-    assert len(after) == len(before) == 127
+    assert len(after) == len(before) == nca_genm.questions.active().count()
     for original, imported in zip(before, after):
         # Field by field first, so a failure names what was lost.
-        assert (imported.title, imported.domain) == (original.title, original.domain)
+        assert (imported.title, imported.domain, imported.topic) == (original.title, original.domain, original.topic)
+        assert (imported.exhibit, imported.sources, imported.exclusion_group) == (
+            original.exhibit, original.sources, original.exclusion_group
+        )
+        assert imported.images == original.images
         assert imported.stem == original.stem
         assert imported.explanation == original.explanation
         assert imported.kind == original.kind and imported.choose == original.choose
         assert imported.keep_order == original.keep_order
         assert imported.choices == original.choices  # text, key and feedback of each, in order
         assert imported.errata == original.errata
-    original_count = Erratum.objects.filter(question__exam=nca_genm).count()
+    assert imported == original
+    original_count = Erratum.objects.filter(question__exam=nca_genm, question__is_active=True).count()
     assert sum(len(question.errata) for question in after) == original_count == 1
     erratum = Erratum.objects.get(question__exam=fresh_copy)
     original_erratum = Erratum.objects.get(question__exam=nca_genm)
@@ -169,19 +187,24 @@ def test_json_round_trip_of_the_nca_genm_bank_is_lossless(nca_genm, fresh_copy, 
 
 
 def test_gift_round_trip_keeps_everything_gift_can_hold(nca_genm, fresh_copy, tmp_path):
+    # Image exhibits cannot be written; text exhibits come back as part of the stem.
+    Question.objects.filter(exam=nca_genm, exhibit__contains="](exhibit:").update(is_active=False)
     before = export_bank(exam=nca_genm)
 
     round_trip(source=nca_genm, target=fresh_copy, fmt="gift", tmp_path=tmp_path)
 
     after = export_bank(exam=fresh_copy)
     assert len(after) == len(before)
+    assert sum(bool(original.topic) for original in before) == len(before)
     for original, imported in zip(before, after):
-        # GIFT has no place for keep_order or errata; everything else comes back.
-        assert imported == replace(original, keep_order=False, errata=()), original.title
+        # GIFT has no place for keep_order, errata or exclusion groups; everything else comes back.
+        stem = f"{original.exhibit.strip()}\n\n{original.stem}" if original.exhibit else original.stem
+        expected = replace(original, keep_order=False, errata=(), exclusion_group="", exhibit="", stem=stem)
+        assert imported == expected, original.title
 
 
 def test_aiken_round_trip_of_the_single_answer_questions(nca_genm, fresh_copy, tmp_path):
-    singles = Question.objects.filter(exam=nca_genm, kind="single")
+    singles = Question.objects.filter(exam=nca_genm, kind="single", exhibit="", is_active=True)
     before = export_bank(exam=nca_genm, questions=singles)
     aiken = write_export(exam=nca_genm, fmt="aiken", questions=singles)
     path = tmp_path / "bank.txt"

@@ -110,7 +110,10 @@ class TestCheckAnswer:
         start_session(learner_client, exam, mode="practice")
         attempt = Attempt.objects.get(user=learner)
         response = learner_client.post(question_url(attempt, 1), {"check": "1"}, headers=HTMX)
-        assert response.status_code == 400 and "Pick an answer" in response.content.decode()
+        assert response.status_code == 422 and "Pick an answer" in response.content.decode()
+        response = learner_client.post(question_url(attempt, 1), {"check": "1"})
+        assert response.status_code == 422 and "<html" in response.content.decode() and "Pick an answer" in response.content.decode()
+        assert attempt.responses.get(position=1).checked_at is None
 
     def test_a_mock_cannot_be_checked_one_by_one(self, learner_client, learner):
         exam = exam_with_bank()

@@ -1,0 +1,190 @@
+"""The exam room on the server: checks grade the picks sent with them, strike-outs, walks
+through flagged or unanswered slots, refusals as 422, exhibits and inline Markdown."""
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from exams.models import AttemptMode, Choice, ExhibitImage, ReviewItem
+from exams.services import attempt_start
+from tests.factories import QuestionFactory, exam_with_bank
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HX-Request": "true"}
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+
+
+def question_url(attempt, position):
+    return reverse("exams:question", args=[attempt.pk, position])
+
+
+def key_position(slot) -> str:
+    keys = set(slot.question.choices.filter(is_correct=True).values_list("pk", flat=True))
+    return next(str(i) for i, pk in enumerate(slot.choice_order, start=1) if pk in keys)
+
+
+def wrong_position(slot) -> str:
+    keys = set(slot.question.choices.filter(is_correct=True).values_list("pk", flat=True))
+    return next(str(i) for i, pk in enumerate(slot.choice_order, start=1) if pk not in keys)
+
+
+class TestCheckGradesWhatWasPicked:
+    @pytest.mark.parametrize("headers", [{}, HTMX], ids=["no-js", "js"])
+    def test_picking_the_key_and_checking_in_one_post_is_right(self, learner_client, learner, headers):
+        attempt = attempt_start(user=learner, exam=exam_with_bank(), mode=AttemptMode.PRACTICE).attempt
+        slot = attempt.responses.get(position=1)
+        learner_client.post(question_url(attempt, 1), {"choice": wrong_position(slot)}, headers=headers)
+        response = learner_client.post(question_url(attempt, 1), {"choice": key_position(slot), "check": "1"}, headers=headers)
+        assert response.status_code in (200, 302)
+        slot.refresh_from_db()
+        assert slot.is_correct is True
+        assert not ReviewItem.objects.filter(user=learner, question=slot.question).exists()
+        page = learner_client.get(question_url(attempt, 1)).content.decode()
+        assert ">\n            Right\n" in page or "Right" in page.split('id="checked-heading"')[1][:200]
+
+    def test_a_retried_check_with_the_same_picks_changes_nothing(self, learner_client, learner):
+        attempt = attempt_start(user=learner, exam=exam_with_bank(), mode=AttemptMode.PRACTICE).attempt
+        slot = attempt.responses.get(position=1)
+        data = {"choice": key_position(slot), "check": "1"}
+        assert learner_client.post(question_url(attempt, 1), data, headers=HTMX).status_code == 200
+        again = learner_client.post(question_url(attempt, 1), data, headers=HTMX)
+        assert again.status_code == 200 and again["X-Answer-Saved"] == "1"
+        changed = learner_client.post(question_url(attempt, 1), {"choice": wrong_position(slot)}, headers=HTMX)
+        assert changed.status_code == 409
+
+
+class TestStrikeOut:
+    def test_the_whole_set_is_stored_and_shown_after_a_reload(self, learner_client, learner):
+        attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+        response = learner_client.post(question_url(attempt, 2), {"struck_sent": "1", "struck": ["1", "3"]}, headers=HTMX)
+        assert response.status_code == 200 and response["X-Answer-Saved"] == "1"
+        slot = attempt.responses.get(position=2)
+        assert set(slot.strikes.values_list("choice_id", flat=True)) == {slot.choice_order[0], slot.choice_order[2]}
+        page = learner_client.get(question_url(attempt, 2)).content.decode()
+        assert page.count('class="choice-row is-struck"') == 2
+        assert "Restore A" in page and "Restore C" in page and "Strike out B" in page
+        # Another device (a new session) sees the same.
+        other = Client()
+        other.force_login(learner)
+        assert other.get(question_url(attempt, 2)).content.decode().count("is-struck") == 2
+        learner_client.post(question_url(attempt, 2), {"struck_sent": "1"}, headers=HTMX)
+        assert not slot.strikes.exists()
+
+    def test_striking_out_the_picked_choice_removes_the_pick(self, learner_client, learner):
+        attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+        learner_client.post(question_url(attempt, 1), {"choice": "2"}, headers=HTMX)
+        learner_client.post(question_url(attempt, 1), {"choice": "2", "struck_sent": "1", "struck": "2"}, headers=HTMX)
+        slot = attempt.responses.get(position=1)
+        assert slot.picks.count() == 0 and slot.answered_at is None
+        assert slot.strikes.count() == 1
+
+    def test_a_struck_choice_cannot_be_picked_until_restored(self, learner_client, learner):
+        attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+        learner_client.post(question_url(attempt, 1), {"struck_sent": "1", "struck": "3"}, headers=HTMX)
+        response = learner_client.post(question_url(attempt, 1), {"choice": "3", "struck_sent": "1", "struck": "3"}, headers=HTMX)
+        assert response.status_code == 422 and "restore it before picking it" in response.content.decode()
+        slot = attempt.responses.get(position=1)
+        assert slot.picks.count() == 0
+        learner_client.post(question_url(attempt, 1), {"choice": "3", "struck_sent": "1"}, headers=HTMX)
+        assert slot.picks.count() == 1 and slot.strikes.count() == 0
+
+    def test_without_javascript_a_strike_button_toggles_one_choice(self, learner_client, learner):
+        attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+        response = learner_client.post(question_url(attempt, 1), {"strike": "4"})
+        assert response.status_code == 302 and response["Location"] == question_url(attempt, 1)
+        slot = attempt.responses.get(position=1)
+        assert list(slot.strikes.values_list("choice_id", flat=True)) == [slot.choice_order[3]]
+        learner_client.post(question_url(attempt, 1), {"strike": "4"})
+        assert not slot.strikes.exists()
+
+    def test_strike_outs_are_never_graded(self, learner_client, learner):
+        attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+        slot = attempt.responses.get(position=1)
+        key = key_position(slot)
+        others = [str(i) for i in range(1, 5) if str(i) != key]
+        learner_client.post(question_url(attempt, 1), {"choice": key, "struck_sent": "1", "struck": others[:2]}, headers=HTMX)
+        learner_client.post(reverse("exams:submit", args=[attempt.pk]), {"confirmed": "1"})
+        slot.refresh_from_db()
+        attempt.refresh_from_db()
+        assert slot.is_correct is True and attempt.right_count == 1
+
+    def test_a_strike_of_a_position_the_question_does_not_have_is_400(self, learner_client, learner):
+        attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+        response = learner_client.post(question_url(attempt, 1), {"struck_sent": "1", "struck": "7"}, headers=HTMX)
+        assert response.status_code == 400
+        assert not attempt.responses.get(position=1).strikes.exists()
+
+
+class TestWalks:
+    def test_next_steps_through_only_the_flagged_slots_then_back_to_review(self, learner_client, learner):
+        attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+        for position in (3, 7):
+            learner_client.post(question_url(attempt, position), {"flag": "on"}, headers=HTMX)
+        page = learner_client.get(question_url(attempt, 3) + "?walk=flagged").content.decode()
+        assert "reviewing flagged (2)" in page and "Next flagged" in page
+        response = learner_client.post(question_url(attempt, 3), {"go": "next", "walk": "flagged"})
+        assert response["Location"] == question_url(attempt, 7) + "?walk=flagged"
+        response = learner_client.post(question_url(attempt, 7), {"go": "next", "walk": "flagged"})
+        assert response["Location"] == reverse("exams:review", args=[attempt.pk])
+        response = learner_client.post(question_url(attempt, 7), {"go": "prev", "walk": "flagged"}, headers=HTMX)
+        assert "Question 3 of 10" in response.content.decode()
+
+    def test_the_unanswered_walk_skips_answered_slots(self, learner_client, learner):
+        attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+        for position in (1, 2, 4):
+            learner_client.post(question_url(attempt, position), {"choice": "1"}, headers=HTMX)
+        response = learner_client.post(question_url(attempt, 1), {"go": "next", "walk": "unanswered"})
+        assert response["Location"] == question_url(attempt, 3) + "?walk=unanswered"
+        response = learner_client.post(question_url(attempt, 3), {"go": "next", "walk": "unanswered"})
+        assert response["Location"] == question_url(attempt, 5) + "?walk=unanswered"
+
+    def test_the_review_page_offers_both_walks(self, learner_client, learner):
+        attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+        learner_client.post(question_url(attempt, 5), {"flag": "on"}, headers=HTMX)
+        page = learner_client.get(reverse("exams:review", args=[attempt.pk])).content.decode()
+        assert f'href="{question_url(attempt, 5)}?walk=flagged"' in page
+        assert f'href="{question_url(attempt, 1)}?walk=unanswered"' in page
+
+
+class TestExhibits:
+    def make(self, exam):
+        ExhibitImage.objects.create(name="05-curve.png", content_type="image/png", data=PNG, digest="x")
+        question = exam.questions.order_by("pk").first()
+        question.exhibit = "![A validation loss curve](exhibit:05-curve.png)"
+        question.save()
+        return question
+
+    def test_a_learner_holding_the_question_sees_the_image_and_nobody_else_does(self, client, learner, other_learner, instructor):
+        exam = exam_with_bank(weights=(100,), per_domain=10)
+        question = self.make(exam)
+        attempt = attempt_start(user=learner, exam=exam).attempt
+        position = attempt.responses.get(question=question).position
+        url = reverse("exams:exhibit", args=[question.pk, "05-curve.png"])
+        client.force_login(learner)
+        page = client.get(question_url(attempt, position)).content.decode()
+        assert f'<img src="{url}" alt="A validation loss curve"' in page
+        image = client.get(url)
+        assert image.status_code == 200 and image["Content-Type"] == "image/png" and image.content == PNG
+        assert image["X-Content-Type-Options"] == "nosniff"
+        client.force_login(other_learner)
+        assert client.get(url).status_code == 404
+        client.force_login(instructor)
+        assert client.get(url).status_code == 200
+        client.logout()
+        assert client.get(url).status_code == 302
+        client.force_login(learner)
+        assert client.get(reverse("exams:exhibit", args=[question.pk, "other.png"])).status_code == 404
+
+
+def test_choices_and_feedback_render_inline_markdown_through_the_sanitizer(learner_client, learner):
+    exam = exam_with_bank(weights=(100,), per_domain=0, question_count=1)
+    question = QuestionFactory(domain=exam.domains.get())
+    Choice.objects.filter(question=question, label="B").update(
+        text="Set `max_batch_size: 0` <script>alert(1)</script>", feedback="Use **`dynamic_batching`** instead."
+    )
+    attempt = attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE).attempt
+    page = learner_client.get(question_url(attempt, 1)).content.decode()
+    assert "<code>max_batch_size: 0</code>" in page and "<script>alert" not in page
+    slot = attempt.responses.get()
+    # The only question checked ends the session: its results show the feedback.
+    page = learner_client.post(question_url(attempt, 1), {"choice": key_position(slot), "check": "1"}, follow=True).content.decode()
+    assert "<strong><code>dynamic_batching</code></strong>" in page and "<code>max_batch_size: 0</code>" in page
