@@ -132,15 +132,14 @@
       check: Boolean(action.check),
     };
     entry.isMove = Boolean(entry.go || entry.check);
-    // A plain save still waiting for its turn is overtaken by a newer one of the same
-    // slot: both carry the whole state, so only the newer needs to go.
-    if (!entry.isMove) {
-      const waiting = queue.find((queued) => !queued.isMove && queued.position === entry.position);
-      if (waiting) {
-        waiting.state = entry.state;
-        showStatus();
-        return;
-      }
+    // A plain save of the same slot still waiting at the tail of the queue is overtaken by
+    // this one: both carry the whole state, so only the newer needs to go. Only the tail:
+    // merging past a queued move would let the move's older state land after the newer.
+    const last = queue[queue.length - 1];
+    if (!entry.isMove && last && last !== inFlight && !last.isMove && last.position === entry.position) {
+      last.state = entry.state;
+      showStatus();
+      return;
     }
     queue.push(entry);
     showStatus();
@@ -297,6 +296,9 @@
     element.classList.toggle("is-saved", state === "saved");
     element.classList.toggle("is-failed", state === "failed");
     if (more) more.textContent = detail;
+    // How many requests wait: read by the browser tests to know when the page is idle.
+    const attempt = document.getElementById("attempt");
+    if (attempt) attempt.dataset.queued = String(queue.length);
   }
 
   function updateNavigatorItem(html) {
