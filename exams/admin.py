@@ -13,6 +13,8 @@ from django.utils.html import format_html
 from config.routers import statistics_reads
 from exams import item_stats, regrade
 from exams.admin_imports import QuestionImportExportMixin
+from exams.formats import exhibit_images
+from exams.markdown import render_markdown
 from exams.models import (
     Attempt,
     Choice,
@@ -22,6 +24,7 @@ from exams.models import (
     ErratumPolicy,
     ErratumStatus,
     Exam,
+    ExhibitImage,
     LearnerAccommodation,
     Question,
     QuestionKind,
@@ -220,21 +223,33 @@ class QuestionAdminForm(forms.ModelForm):
             self.add_error("is_active", "This question was voided by a confirmed erratum; it stays retired. Write a new question instead.")
         return cleaned
 
+    def clean_exhibit(self) -> str:
+        exhibit = self.cleaned_data.get("exhibit", "")
+        names = exhibit_images(exhibit)
+        known = set(ExhibitImage.objects.filter(name__in=names).values_list("name", flat=True))
+        missing = [name for name in names if name not in known]
+        if missing:
+            raise forms.ValidationError(
+                f"No exhibit image named {', '.join(missing)} is in the bank. Images come with the bank "
+                "(fixtures/bank/exhibits/, loaded by load_bank) or with a certprep JSON import."
+            )
+        return exhibit
+
 
 @admin.register(Question)
 class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
     form = QuestionAdminForm
     list_display = (
-        "title", "exam", "domain", "kind", "is_active", "open_errata", "times_used",
+        "title", "exam", "domain", "topic_name", "kind", "is_active", "open_errata", "times_used",
         "facility", "discrimination", "point_biserial", "miskeyed",
     )
-    list_filter = ("exam", "domain", "kind", "is_active", OpenErratumFilter, LikelyMiskeyedFilter)
+    list_filter = ("exam", "domain", "topic", "kind", "is_active", OpenErratumFilter, LikelyMiskeyedFilter)
     list_select_related = ("exam", "domain")
-    search_fields = ("title", "stem", "choices__text")
+    search_fields = ("title", "topic", "stem", "choices__text")
     readonly_fields = ("created_at", "updated_at", "preview", "statistics_panel")
     fieldsets = [
-        (None, {"fields": ("exam", "domain", "title", "stem", "preview", "explanation")}),
-        ("Answering", {"fields": ("kind", "choose", "keep_order", "is_active")}),
+        (None, {"fields": ("exam", "domain", "topic", "title", "exhibit", "stem", "preview", "explanation", "sources")}),
+        ("Answering", {"fields": ("kind", "choose", "keep_order", "is_active", "exclusion_group")}),
         ("Item statistics (finished mocks)", {"fields": ("statistics_panel",)}),
         ("History", {"fields": ("created_at", "updated_at"), "classes": ("collapse",)}),
     ]
@@ -305,7 +320,14 @@ class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
 
     @admin.display(description="Stem as learners see it")
     def preview(self, question: Question) -> str:
-        return format_html('<div class="stem-preview">{}</div>', question.stem_html) if question.pk else "—"
+        if not question.pk:
+            return "—"
+        exhibit = render_markdown(question.exhibit, exhibits_of=question.pk) if question.exhibit else ""
+        return format_html('<div class="stem-preview">{}{}</div>', exhibit, question.stem_html)
+
+    @admin.display(description="topic", ordering="topic")
+    def topic_name(self, question: Question) -> str:
+        return question.topic or "No topic"
 
 
 class DecisionForm(forms.Form):

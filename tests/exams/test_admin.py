@@ -191,3 +191,29 @@ def test_a_voided_question_cannot_be_switched_back_on(instructor_client):
     assert "voided by a confirmed erratum" in instructor_client.post(url, data).content.decode()
     question.refresh_from_db()
     assert not question.is_active
+
+
+def test_the_question_list_shows_and_filters_by_topic(instructor_client, nca_genm):
+    from exams.models import Question
+
+    topic = Question.objects.filter(exam=nca_genm, is_active=True).values_list("topic", flat=True).first()
+    page = instructor_client.get(reverse("admin:exams_question_changelist"), {"topic": topic}).content.decode()
+    assert topic in page
+    shown = Question.objects.filter(exam=nca_genm, topic=topic).count()
+    assert f"{shown} question" in page
+
+
+def test_an_exhibit_naming_an_image_the_bank_lacks_is_a_form_error(instructor_client, nca_genm):
+    from exams.models import Question
+
+    question = Question.objects.filter(exam=nca_genm, is_active=True).first()
+    url = reverse("admin:exams_question_change", args=[question.pk])
+    page = instructor_client.get(url)
+    assert page.status_code == 200 and "Exhibit" in page.content.decode() and "Sources" in page.content.decode()
+    from exams.admin import QuestionAdminForm
+
+    form = QuestionAdminForm(instance=question)
+    data = {name: form.initial.get(name) for name in ("exam", "domain", "title", "stem", "kind", "choose", "topic", "sources")}
+    data.update(exhibit="![A curve](exhibit:missing.png)", explanation=question.explanation, exclusion_group="")
+    bound = QuestionAdminForm(data=data, instance=question)
+    assert not bound.is_valid() and "No exhibit image named missing.png" in str(bound.errors["exhibit"])
