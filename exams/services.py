@@ -56,8 +56,13 @@ def attempt_start(
     domain: Domain | None = None,
     count: int | None = None,
     seed: int | None = None,
+    question_ids: list[int] | None = None,
 ) -> Started:
-    """Draw a new attempt, or hand back the one already in progress for this exam and mode."""
+    """Draw a new attempt, or hand back the one already in progress for this exam and mode.
+
+    `question_ids` makes a practice of exactly those questions (the active ones among them),
+    as "Practise the ones I got wrong" does.
+    """
     existing = Attempt.objects.in_progress().filter(user=user, exam=exam, mode=mode).first()
     if existing is not None:
         return Started(existing, created=False)
@@ -68,7 +73,15 @@ def attempt_start(
             "practice shows keys and explanations."
         )
     rng = random.Random(seed if seed is not None else secrets.randbits(64))
-    if mode == AttemptMode.MOCK:
+    if question_ids is not None:
+        if mode != AttemptMode.PRACTICE:
+            raise ValueError("chosen questions make a practice session")
+        wanted = set(Question.objects.active().filter(exam=exam, pk__in=question_ids).values_list("pk", flat=True))
+        question_ids = [pk for pk in question_ids if pk in wanted]
+        if not question_ids:
+            raise StartRefused("None of these questions is in the bank any more: there is nothing to practise.")
+        count = len(question_ids)
+    elif mode == AttemptMode.MOCK:
         question_ids = _mock_questions(user=user, exam=exam, rng=rng)
     elif mode == AttemptMode.REVIEW:
         question_ids = _due_questions(user=user, exam=exam, rng=rng)

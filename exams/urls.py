@@ -17,5 +17,6 @@ urlpatterns = [
     path("attempts/<int:attempt_id>/review/", attempts.review, name="review"),
     path("attempts/<int:attempt_id>/submit/", attempts.submit, name="submit"),
     path("attempts/<int:attempt_id>/results/", attempts.results, name="results"),
+    path("attempts/<int:attempt_id>/practise-wrong/", attempts.practise_wrong, name="practise_wrong"),
     path("exhibits/<int:question_id>/<str:name>", exhibits.exhibit, name="exhibit"),
 ]

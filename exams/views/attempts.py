@@ -1,5 +1,5 @@
 """Attempts of every mode: start, one question at a time, check (practice), review, submit, results."""
-from decimal import ROUND_HALF_UP
+from decimal import ROUND_HALF_UP, Decimal
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -415,6 +415,8 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
     shown = request.GET.get("show", "all")
     if shown not in FILTERS:
         shown = "all"
+    domains = list(attempt.exam.domains.all())
+    chosen_domain = next((d for d in domains if str(d.pk) == request.GET.get("domain")), None)
 
     previous = (
         Attempt.objects.finished()
@@ -424,7 +426,6 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
         .first()
     )
     by_attempt = services.domain_results(attempts=[a for a in (attempt, previous) if a])
-    domains = list(attempt.exam.domains.all())
     table = []
     for domain in domains:
         right, total = by_attempt[attempt.pk].get(domain.pk, (0, 0))
@@ -449,6 +450,10 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
         responses = responses.exclude(is_correct=True)
     elif shown == "flagged":
         responses = responses.filter(flagged=True)
+    if chosen_domain is not None:
+        responses = responses.filter(domain=chosen_domain)
+    wrong = list(attempt.responses.exclude(is_correct=True).filter(question__is_active=True).values_list("question_id", flat=True))
+    practice = Attempt.objects.in_progress().filter(user=request.user, exam=attempt.exam, mode=AttemptMode.PRACTICE).first()
     errata = {
         erratum.question_id: erratum
         for erratum in Erratum.objects.filter(
@@ -468,14 +473,43 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
             "items": items,
             "shown": shown,
             "filters": FILTERS,
+            "domains": domains,
+            "chosen_domain": chosen_domain,
+            "wrong_count": len(wrong),
+            "practice_in_progress": practice,
             "score_changes": attempt.regrade_changes.select_related("event__erratum__question").order_by("event__created_at"),
         },
     )
 
 
-def _whole_percent(right: int, total: int) -> int | None:
-    """A domain's percent, rounded half up like the score (Python's round() would go to even)."""
-    return int(grading.score_percent(right=right, total=total).to_integral_value(ROUND_HALF_UP)) if total else None
+@login_required
+@require_POST
+def practise_wrong(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    """An untimed practice of exactly the questions this attempt got wrong or left unanswered."""
+    attempt = owned_attempt(request.user, attempt_id)
+    if not attempt.is_finished:
+        return redirect("exams:attempt", attempt_id=attempt.pk)
+    running = Attempt.objects.in_progress().filter(user=request.user, exam=attempt.exam, mode=AttemptMode.PRACTICE).first()
+    if running is not None:
+        if request.POST.get("abandon") != str(running.pk):
+            messages.info(request, "You have a practice session in progress: finish it, or abandon it to practise these.")
+            return redirect("exams:results", attempt_id=attempt.pk)
+        services.attempt_submit(user=request.user, attempt_id=running.pk)
+    wrong = list(
+        attempt.responses.exclude(is_correct=True).order_by("position").values_list("question_id", flat=True)
+    )
+    try:
+        started = services.attempt_start(user=request.user, exam=attempt.exam, mode=AttemptMode.PRACTICE, question_ids=wrong)
+    except services.StartRefused as refused:
+        messages.error(request, str(refused))
+        return redirect("exams:results", attempt_id=attempt.pk)
+    messages.info(request, f"Practising the {started.attempt.responses.count()} questions you got wrong or left unanswered.")
+    return redirect("exams:question", attempt_id=started.attempt.pk, position=1)
+
+
+def _whole_percent(right: int, total: int) -> Decimal | None:
+    """A domain's percent to one decimal, halves up, as every score is shown (round() would go to even)."""
+    return grading.score_percent(right=right, total=total).quantize(Decimal("0.1"), ROUND_HALF_UP) if total else None
 
 
 def _result_item(response: Response, erratum: Erratum | None) -> dict:

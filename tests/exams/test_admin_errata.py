@@ -105,10 +105,10 @@ def test_learners_see_the_change_on_the_dashboard_and_the_results(client, learne
     )
     client.force_login(learner)
     mine = attempts[0]
-    notice = f"changed from 0% to 10% after a correction to “{question.title}”"
+    notice = f"changed from 0.0% to 10.0% after a correction to “{question.title}”"
     assert notice in client.get(reverse("exams:dashboard")).content.decode()
     results = client.get(reverse("exams:results", args=[mine.pk])).content.decode()
-    assert "changed from 0% to 10% after a correction" in results and "Corrected key" in results
+    assert "changed from 0.0% to 10.0% after a correction" in results and "Corrected key" in results
     assert services.learner_today(user=learner) >= learner.review_items.get(question=question).due_on
 
 

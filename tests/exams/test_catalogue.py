@@ -35,8 +35,8 @@ def test_it_shows_the_learners_last_and_best_mock_scores(learner_client, learner
     finished_mock(learner, exam, "65.00", minutes_ago=5)
     finished_mock(other_learner, exam, "99.00", minutes_ago=1)
     page = learner_client.get(reverse("exams:catalogue")).content.decode()
-    assert "<dt>Your last score</dt><dd>65%</dd>" in page
-    assert "<dt>Your best score</dt><dd>80%</dd>" in page
+    assert "<dt>Your last score</dt><dd>65.0%</dd>" in page
+    assert "<dt>Your best score</dt><dd>80.0%</dd>" in page
 
 
 def test_an_exam_without_questions_says_so(client):

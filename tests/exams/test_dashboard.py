@@ -16,6 +16,7 @@ from django.utils import timezone
 from exams import progress
 from exams.models import Attempt, AttemptMode, AttemptStatus, Response, ResponseChoice, ReviewItem
 from exams.services import attempt_start
+from exams.templatetags.exam_extras import percent
 from tests.factories import exam_with_bank
 
 pytestmark = pytest.mark.django_db
@@ -107,8 +108,8 @@ def test_mastery_and_readiness_follow_the_formulas(learner_client, learner):
         assert n <= 50
     weights = dict(exam.domains.values_list("name", "weight"))
     predicted, low, high = expected_readiness(standings, weights)
-    assert f'<strong class="score">{predicted:.0f}%</strong> predicted score' in page
-    assert f"90% band {low:.0f}–{high:.0f}%" in page
+    assert f'<strong class="score">{percent(predicted)}</strong> predicted score' in page
+    assert f"90% band {percent(low)}–{percent(high)}" in page
 
 
 def test_readiness_needs_20_answers(learner_client, learner):
@@ -230,7 +231,7 @@ def test_the_estimate_uses_the_exams_own_weights(learner_client, learner):
         weights = {first.name: heavy, second.name: light}
         predicted, _, _ = expected_readiness(standings, weights)
         page = learner_client.get(reverse("exams:dashboard")).content.decode()
-        assert f'<strong class="score">{predicted:.0f}%</strong> predicted score' in page, (heavy, light)
+        assert f'<strong class="score">{percent(predicted)}</strong> predicted score' in page, (heavy, light)
         predictions.add(round(predicted))
     assert len(predictions) == 3
 

@@ -188,3 +188,59 @@ def test_choices_and_feedback_render_inline_markdown_through_the_sanitizer(learn
     # The only question checked ends the session: its results show the feedback.
     page = learner_client.post(question_url(attempt, 1), {"choice": key_position(slot), "check": "1"}, follow=True).content.decode()
     assert "<strong><code>dynamic_batching</code></strong>" in page and "<code>max_batch_size: 0</code>" in page
+
+
+class TestResults:
+    def finished_mock(self, client, learner, *, right: set[int]):
+        attempt = attempt_start(user=learner, exam=exam_with_bank(weights=(60, 40), per_domain=10)).attempt
+        for slot in attempt.responses.all():
+            choice = key_position(slot) if slot.position in right else wrong_position(slot)
+            client.post(question_url(attempt, slot.position), {"choice": choice}, headers=HTMX)
+        client.post(reverse("exams:submit", args=[attempt.pk]), {"confirmed": "1"})
+        attempt.refresh_from_db()
+        return attempt
+
+    def test_filters_by_domain_as_well_as_wrong_and_explanations_start_collapsed(self, learner_client, learner):
+        attempt = self.finished_mock(learner_client, learner, right={1, 2, 3})
+        domain = attempt.exam.domains.order_by("order").last()
+        url = reverse("exams:results", args=[attempt.pk])
+        page = learner_client.get(url, {"show": "wrong", "domain": domain.pk}).content.decode()
+        expected = attempt.responses.exclude(is_correct=True).filter(domain=domain).count()
+        assert page.count('class="result-item') == expected
+        assert '<details class="explanation">' in page and '<details class="explanation" open>' not in page
+        assert "bogus" not in learner_client.get(url, {"domain": "bogus"}).content.decode()
+
+    def test_practise_the_ones_i_got_wrong_takes_exactly_those(self, learner_client, learner):
+        attempt = self.finished_mock(learner_client, learner, right={1, 2, 3})
+        page = learner_client.get(reverse("exams:results", args=[attempt.pk])).content.decode()
+        assert "Practise the 7 I got wrong" in page
+        response = learner_client.post(reverse("exams:practise_wrong", args=[attempt.pk]))
+        practice = learner.attempts.get(mode=AttemptMode.PRACTICE)
+        assert response["Location"] == question_url(practice, 1)
+        assert set(practice.responses.values_list("question_id", flat=True)) == set(
+            attempt.responses.exclude(is_correct=True).values_list("question_id", flat=True)
+        )
+
+    def test_with_a_practice_in_progress_it_offers_to_finish_or_abandon_it_first(self, learner_client, learner):
+        attempt = self.finished_mock(learner_client, learner, right=set())
+        running = attempt_start(user=learner, exam=attempt.exam, mode=AttemptMode.PRACTICE).attempt
+        page = learner_client.get(reverse("exams:results", args=[attempt.pk])).content.decode()
+        assert "You have a practice session in progress" in page and f'value="{running.pk}"' in page
+        learner_client.post(reverse("exams:practise_wrong", args=[attempt.pk]))
+        running.refresh_from_db()
+        assert not running.is_finished
+        learner_client.post(reverse("exams:practise_wrong", args=[attempt.pk]), {"abandon": running.pk})
+        running.refresh_from_db()
+        assert running.is_finished
+        assert learner.attempts.filter(mode=AttemptMode.PRACTICE, status="in_progress").get().responses.count() == 10
+
+    def test_it_is_hidden_when_nothing_was_wrong_and_refuses_other_learners(self, learner_client, learner, client, other_learner):
+        attempt = self.finished_mock(learner_client, learner, right=set(range(1, 11)))
+        assert "I got wrong" not in learner_client.get(reverse("exams:results", args=[attempt.pk])).content.decode()
+        client.force_login(other_learner)
+        assert client.post(reverse("exams:practise_wrong", args=[attempt.pk])).status_code == 404
+
+    def test_scores_show_one_decimal_half_up_with_right_over_total(self, learner_client, learner):
+        attempt = self.finished_mock(learner_client, learner, right={1, 2})
+        page = learner_client.get(reverse("exams:results", args=[attempt.pk])).content.decode()
+        assert f'<strong class="score">{attempt.score:.1f}%</strong> (2/10)' in page

@@ -358,7 +358,7 @@ class TestResults:
         self.finished(learner_client, exam, right_positions=[])
         second = self.finished(learner_client, exam, right_positions=[1, 2, 3, 4, 5])
         page = learner_client.get(reverse("exams:results", args=[second.pk])).content.decode()
-        assert ">+50</td>" in page
+        assert ">+50.0</td>" in page
 
     def test_a_confirmed_erratum_shows_published_and_corrected_keys_with_this_attempts_letters(self, learner_client):
         exam = exam_with_bank(weights=(100,), per_domain=10)
