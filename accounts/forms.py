@@ -8,8 +8,28 @@ from django.contrib.auth.models import User
 from accounts.models import Profile
 
 
+class TimeZoneField(forms.CharField):
+    """A time zone typed or picked from a searchable list (a datalist of every IANA name)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 64)
+        super().__init__(**kwargs)
+        self.widget.attrs.update({"list": "time-zones", "autocomplete": "off", "spellcheck": "false"})
+
+    def clean(self, value):
+        value = super().clean(value).strip().replace(" ", "_")
+        if not value:
+            return "UTC"
+        known = {name.casefold(): name for name in zoneinfo.available_timezones()}
+        if value.casefold() not in known:
+            raise forms.ValidationError(f"{value!r} is not a time zone we know: type a city such as Europe/Paris or America/New_York.")
+        return known[value.casefold()]
+
+
 class SignUpForm(UserCreationForm):
     email = forms.EmailField(required=True, help_text="For password resets only.")
+    # Filled in by the page from the browser's own zone; the learner may change it later.
+    time_zone = TimeZoneField(required=False, widget=forms.HiddenInput(attrs={"data-browser-time-zone": "1"}))
 
     class Meta(UserCreationForm.Meta):
         model = User
@@ -22,14 +42,13 @@ class SignUpForm(UserCreationForm):
         return email
 
 
-def _time_zone_choices() -> list[tuple[str, str]]:
-    return [(name, name.replace("_", " ")) for name in sorted(zoneinfo.available_timezones())]
+def time_zone_names() -> list[str]:
+    return sorted(zoneinfo.available_timezones())
 
 
 class ProfileForm(forms.ModelForm):
-    time_zone = forms.ChoiceField(
-        choices=_time_zone_choices,
-        help_text="Review due dates follow your local calendar day.",
+    time_zone = TimeZoneField(
+        help_text="Start typing a city (Europe/Paris, America/New_York). Times and review due dates follow it.",
     )
 
     class Meta:

@@ -5,8 +5,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from accounts.forms import ProfileForm, SignUpForm
+from accounts.forms import ProfileForm, SignUpForm, time_zone_names
 from accounts.models import Profile
+from accounts.timezones import remember_time_zone
 
 
 def signup(request: HttpRequest) -> HttpResponse:
@@ -15,8 +16,11 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
-        Profile.objects.for_user(user)
+        profile = Profile.objects.for_user(user)
+        profile.time_zone = form.cleaned_data["time_zone"]
+        profile.save(update_fields=["time_zone"])
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        remember_time_zone(request, profile.time_zone)
         messages.success(request, f"Welcome, {user.username}. Pick an exam to start.")
         return redirect("exams:catalogue")
     return render(
@@ -33,6 +37,7 @@ def profile(request: HttpRequest) -> HttpResponse:
     form = ProfileForm(request.POST or None, instance=profile)
     if request.method == "POST" and form.is_valid():
         form.save()
+        remember_time_zone(request, profile.time_zone)
         messages.success(request, "Profile saved.")
         return redirect("accounts:profile")
-    return render(request, "accounts/profile.html", {"form": form, "profile": profile})
+    return render(request, "accounts/profile.html", {"form": form, "profile": profile, "time_zones": time_zone_names()})

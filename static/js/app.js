@@ -561,6 +561,15 @@
   }
 
   function init() {
+    // Sign-up: the account starts in the browser's own time zone.
+    const zone = document.querySelector("input[data-browser-time-zone]");
+    if (zone && !zone.value) {
+      try {
+        zone.value = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+      } catch (error) {
+        /* no Intl: the server's default, UTC, applies */
+      }
+    }
     const timer = document.getElementById("timer");
     const toggle = document.getElementById("timer-toggle");
     if (toggle) toggle.hidden = false;

@@ -88,7 +88,7 @@ def test_the_profile_saves_time_zone_and_shortcuts(learner_client, learner):
 
 def test_an_unknown_time_zone_is_refused_and_changes_nothing(learner_client, learner):
     response = learner_client.post(reverse("accounts:profile"), {"time_zone": "Mars/Olympus", "shortcuts_enabled": "on"})
-    assert "Select a valid choice" in response.content.decode()
+    assert "is not a time zone we know" in response.content.decode()
     assert Profile.objects.get(user=learner).time_zone == "UTC"
 
 
@@ -111,3 +111,41 @@ def test_repeated_failed_logins_lock_the_account_for_that_address_with_a_clear_m
     # The same learner from another address is not locked out.
     other = client.post(reverse("login"), {"username": learner.username, "password": PASSWORD}, REMOTE_ADDR="10.9.8.7")
     assert other.status_code == 302
+
+
+def test_signup_takes_the_time_zone_the_page_read_from_the_browser(client):
+    page = client.get(reverse("accounts:signup")).content.decode()
+    assert 'data-browser-time-zone="1"' in page and 'type="hidden" name="time_zone"' in page
+    client.post(
+        reverse("accounts:signup"),
+        {"username": "kenji", "email": "k@example.com", "password1": "a-Long-passphrase-9",
+         "password2": "a-Long-passphrase-9", "time_zone": "Asia/Tokyo"},
+    )
+    assert Profile.objects.get(user__username="kenji").time_zone == "Asia/Tokyo"
+
+
+def test_the_profile_zone_is_a_searchable_field_that_forgives_case_and_spaces(learner_client, learner):
+    page = learner_client.get(reverse("accounts:profile")).content.decode()
+    assert 'list="time-zones"' in page and '<option value="America/New_York"></option>' in page
+    learner_client.post(reverse("accounts:profile"), {"time_zone": "america/new york", "shortcuts_enabled": "on"})
+    assert Profile.objects.get(user=learner).time_zone == "America/New_York"
+
+
+def test_times_show_in_the_learners_zone_with_its_name(learner_client, learner):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from exams.models import Attempt, AttemptStatus
+    from tests.factories import exam_with_bank
+
+    exam = exam_with_bank()
+    finished = datetime(2026, 7, 1, 12, 0, tzinfo=ZoneInfo("UTC"))
+    attempt = Attempt.objects.create(
+        user=learner, exam=exam, status=AttemptStatus.SUBMITTED, finished_at=finished, score="50.00",
+        published_score="50.00", right_count=5, total_count=10, passed=False,
+    )
+    learner_client.post(reverse("accounts:profile"), {"time_zone": "Europe/Paris", "shortcuts_enabled": "on"})
+    page = learner_client.get(reverse("exams:results", args=[attempt.pk])).content.decode()
+    assert "1 Jul 2026, 14:00 CEST" in page
+    dashboard = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "1 Jul 2026, 14:00 CEST" in dashboard
