@@ -8,6 +8,7 @@ TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) SECRET_KEY=test-only-certprep-key-
 	DEBUG=0 SECURE_SSL_REDIRECT=0 SESSION_COOKIE_SECURE=0 CSRF_COOKIE_SECURE=0 DJANGO_ALLOW_ASYNC_UNSAFE=true
 RUN_ENV := DEBUG=1
 PYTEST_WORKERS ?= 2
+PORT ?= 8000
 
 .PHONY: run test test-fault test-sqlite venv conformance check-chromium clean screenshots bench bench-scale
 
@@ -27,8 +28,8 @@ run: venv
 	$(RUN_ENV) $(PY) manage.py load_bank
 	$(RUN_ENV) $(PY) manage.py create_demo_accounts
 	$(RUN_ENV) $(PY) manage.py create_demo_history
-	@echo "Serving certprep on http://127.0.0.1:8000  (Ctrl-C stops it)"
-	$(RUN_ENV) $(PY) manage.py runserver 127.0.0.1:8000
+	@echo "Serving certprep on http://127.0.0.1:$(PORT)  (Ctrl-C stops it)"
+	$(RUN_ENV) $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 check-chromium:
 	@command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || { \

@@ -1,5 +1,7 @@
 """Sign up and the learner's profile (login, logout and passwords are Django's own views)."""
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -41,3 +43,18 @@ def profile(request: HttpRequest) -> HttpResponse:
         messages.success(request, "Profile saved.")
         return redirect("accounts:profile")
     return render(request, "accounts/profile.html", {"form": form, "profile": profile, "time_zones": time_zone_names()})
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login, which warns before the try that would lock the account (django-axes)."""
+
+    def form_invalid(self, form):
+        from axes.handlers.proxy import AxesProxyHandler
+
+        username = (form.data.get("username") or "")[:150]
+        failures = AxesProxyHandler.get_failures(self.request, {"username": username})
+        left = settings.AXES_FAILURE_LIMIT - failures
+        if left == 1:
+            minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
+            form.add_error(None, f"One more failed try locks this account for {minutes} minutes. Forgot your password? Reset it instead.")
+        return super().form_invalid(form)

@@ -6,10 +6,13 @@ from django.urls import include, path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
+from accounts import views as account_views
+
 urlpatterns = [
     # Browsers ask for /favicon.ico on pages without an icon link (the admin's).
     path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
+    path("accounts/login/", account_views.LoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("accounts/", include("accounts.urls")),
     path("", include("exams.urls")),

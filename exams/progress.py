@@ -154,19 +154,27 @@ def trend_chart(trend: list[Attempt], passing_score: int) -> dict | None:
     """Geometry of the mock score line chart (server-rendered SVG, presentation attributes only)."""
     if not trend:
         return None
-    left, top, width, height = 40, 10, 520, 180
+    left, top, width, height = 56, 10, 500, 180
     step = width / max(1, len(trend) - 1)
     points = []
+    # At most five dates under the axis, first and last included, so they never overlap.
+    every = max(1, -(-(len(trend) - 1) // 4))
     for index, attempt in enumerate(trend):
         x = left + (index * step if len(trend) > 1 else width / 2)
         y = top + height - float(attempt.score) / 100 * height
-        points.append({"x": round(x, 1), "y": round(y, 1), "attempt": attempt})
+        points.append({"x": round(x, 1), "y": round(y, 1), "attempt": attempt, "dated": index % every == 0})
+    last = len(points) - 1
+    if not points[last]["dated"]:
+        points[last]["dated"] = True
+        previous = last - last % every
+        if last - previous < every / 2:
+            points[previous]["dated"] = previous == 0  # too close to the last date, unless it is the first
     return {
         "points": points,
         "polyline": " ".join(f"{p['x']},{p['y']}" for p in points),
         "pass_y": round(top + height - passing_score / 100 * height, 1),
         "left": left, "right": left + width, "top": top, "bottom": top + height,
-        "width": left + width + 20, "height": top + height + 30,
+        "width": left + width + 40, "height": top + height + 34, "date_y": top + height + 24,
         "ticks": [{"y": round(top + height - v / 100 * height, 1), "label": v} for v in (0, 50, 100)],
         "passing_score": passing_score,
     }

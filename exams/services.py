@@ -163,6 +163,13 @@ def _session_questions(*, user, exam: Exam, domain: Domain | None, count: int, r
     return sampling.one_per_group(fresh + again, groups)[:count]
 
 
+def due_count(*, user, exam: Exam) -> int:
+    """How many questions of this exam are due for review today."""
+    return ReviewItem.objects.filter(
+        user=user, question__exam=exam, question__is_active=True, due_on__lte=learner_today(user=user)
+    ).count()
+
+
 def _due_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
     today = learner_today(user=user)
     due_items = (

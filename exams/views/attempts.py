@@ -59,6 +59,11 @@ def start_session(request: HttpRequest, code: str) -> HttpResponse:
         messages.error(request, str(refused))
         return back
     name = SESSION_NAMES[mode]
+    if started.created and mode == AttemptMode.REVIEW:
+        due = services.due_count(user=request.user, exam=exam)
+        taken = started.attempt.responses.count()
+        if due > taken:
+            messages.info(request, f"This review takes {taken} of the {due} questions due; the rest come back in your next review.")
     if not started.created:
         messages.info(request, f"You already have a {name} of {exam.code} in progress: here it is. End it from its review page to start another.")
     elif started.asked:
@@ -549,27 +554,11 @@ def _result_item(response: Response, erratum: Erratum | None) -> dict:
 
 
 def _chart(table: list[dict], passing_score: int) -> dict:
-    """Geometry of the per-domain bar chart, drawn server-side as SVG."""
-    label_width, bar_width, row_height = 250, 300, 28
-    rows = []
-    for index, row in enumerate(table):
-        percent = row["percent"] or 0
-        rows.append({
-            "y": 10 + index * row_height,
-            "text_y": 10 + index * row_height + 17,
-            "width": round(bar_width * percent / 100, 1),
-            "label": row["domain"].name,
-            "percent": row["percent"],
-            "passed": row["passing"],
-            "value_x": label_width + round(bar_width * percent / 100, 1) + 6,
-        })
-    height = 20 + len(table) * row_height
+    """The per-domain bars: each bar's length in percent of its track."""
     return {
-        "rows": rows,
-        "label_width": label_width,
-        "bar_width": bar_width,
-        "width": label_width + bar_width + 50,
-        "height": height,
-        "pass_x": label_width + bar_width * passing_score / 100,
+        "rows": [
+            {"label": row["domain"].name, "percent": row["percent"], "passed": row["passing"], "length": float(row["percent"] or 0)}
+            for row in table
+        ],
         "passing_score": passing_score,
     }

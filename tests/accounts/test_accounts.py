@@ -99,9 +99,11 @@ def test_the_profile_needs_a_login(client):
 
 
 def test_repeated_failed_logins_lock_the_account_for_that_address_with_a_clear_message(client, learner):
-    for _ in range(4):
+    for attempt in range(1, 5):
         response = client.post(reverse("login"), {"username": learner.username, "password": "wrong"})
         assert "Please enter a correct username and password" in response.content.decode()
+        # The fourth failure of five warns that the next one locks the account.
+        assert ("One more failed try locks this account for 15 minutes" in response.content.decode()) == (attempt == 4)
     assert client.post(reverse("login"), {"username": learner.username, "password": "wrong"}).status_code == 429
     # Locked: even the right password is refused until the cool-off ends.
     response = client.post(reverse("login"), {"username": learner.username, "password": PASSWORD})

@@ -246,3 +246,13 @@ def test_no_practice_while_a_mock_of_the_exam_is_running(learner_client, learner
     page = start_session(learner_client, exam, mode="practice").content.decode()
     assert "timed mock of" in page and "running" in page
     assert not Attempt.objects.filter(mode=AttemptMode.PRACTICE).exists()
+
+
+def test_a_capped_review_says_how_many_of_the_due_questions_it_takes(learner_client, learner):
+    exam = exam_with_bank(weights=(100,), per_domain=62, question_count=10)
+    today = timezone.now().date()
+    for question in exam.questions.all():
+        ReviewItem.objects.create(user=learner, question=question, box=1, due_on=today - timedelta(days=1))
+    page = start_session(learner_client, exam, mode="review").content.decode()
+    assert "This review takes 50 of the 62 questions due" in page
+    assert Attempt.objects.get(user=learner, mode=AttemptMode.REVIEW).responses.count() == 50
