@@ -21,6 +21,13 @@ from exams.services import attempt_start
 from tests.browser.conftest import assert_accessible, log_in_as
 from tests.factories import UserFactory, exam_with_bank
 
+@pytest.fixture
+def bank(transactional_db):
+    from django.core.management import call_command
+
+    call_command("load_bank", verbosity=0)
+
+
 SAVE_URL = re.compile(r"/attempts/\d+/q/\d+/(\?.*)?$")
 
 
@@ -389,25 +396,43 @@ def test_with_debug_on_an_empty_check_shows_its_message_and_keeps_the_page(page,
     page_problems[:] = [problem for problem in page_problems if "422" not in problem]
 
 
-def test_a_mock_on_a_phone_with_the_sticky_action_bar(phone_page, live_server):
+def test_a_whole_mock_on_a_phone_with_the_sticky_action_bar(phone_page, live_server, bank):
     page = phone_page
-    attempt = start_mock(page, live_server, name="phone")
+    learner = UserFactory(username="phone")
+    log_in_as(page, live_server, learner)
+    page.goto(f"{live_server.url}/exams/NCA-GENM/")
+    page.get_by_role("button", name="Start mock").tap()
+    expect(page.get_by_role("heading", name="Question 1 of 60")).to_be_visible()
     expect(page.locator(".shortcut-help")).to_be_hidden()
-    for position in range(1, 11):
-        page.locator(f"#attempt-main input[name=choice][value='{1 + position % 4}']").tap()
+    for position in range(1, 61):
+        legend = page.locator("legend#pick-rule").inner_text()
+        picks = int(legend.split()[-1]) if legend != "Choose one" else 1
+        for choice in range(1, picks + 1):
+            page.locator(f"#attempt-main input[name=choice][value='{choice}']").tap()
         expect(page.locator("#save-status")).to_have_text("Saved")
         # Sticky: wherever the page is scrolled, Previous, Flag and Next stay on screen.
         page.evaluate("window.scrollTo(0, 0)")
         bar = page.locator("#question-actions").bounding_box()
         assert 0 <= bar["y"] and bar["y"] + bar["height"] <= 844 + 1, bar
         if position == 4:
+            page.locator("#attempt-main .flag-button").tap()
             page.get_by_role("link", name="Questions").tap()
             expect(page.locator("#nav-7")).to_be_in_viewport()
+            page.locator("#nav-2").tap()
+            expect(page.get_by_role("heading", name="Question 2 of 60")).to_be_visible()
             page.locator("#nav-4").tap()
-            expect(page.get_by_role("heading", name="Question 4 of 10")).to_be_visible()
-        if position < 10:
+            expect(page.get_by_role("heading", name="Question 4 of 60")).to_be_visible()
+        if position == 9:
+            page.locator("#attempt-main .choice-row[data-position='4'] .strike-button").tap()
+            expect(page.get_by_role("button", name="Restore D")).to_be_visible()
+        if position in (1, 30):
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+            assert_accessible(page)
+        if position < 60:
             page.locator("#attempt-main button[value=next]").tap()
-            expect(page.get_by_role("heading", name=f"Question {position + 1} of 10")).to_be_visible()
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    assert_accessible(page)
-    assert attempt.responses.filter(answered_at__isnull=False).count() == 10
+            expect(page.get_by_role("heading", name=f"Question {position + 1} of 60")).to_be_visible()
+    page.locator("#attempt-main .review-button").tap()
+    expect(page.get_by_text("60 questions: 0 unanswered, 0 incomplete, 1 flagged.")).to_be_visible()
+    attempt = Attempt.objects.get(user=learner)
+    assert attempt.responses.filter(answered_at__isnull=False).count() == 60
+    assert list(attempt.responses.filter(strikes__isnull=False).values_list("position", flat=True)) == [9]

@@ -44,6 +44,12 @@ def test_a_whole_60_question_mock_by_keyboard(page, live_server, bank, screensho
                 page.keyboard.press(key)
             assert saved.value.status == 200
         expect(page.get_by_role("status")).to_have_text("Saved")
+        if position in (10, 40):
+            # Strike out the fourth choice by keyboard (never one of the picks above).
+            page.locator("#attempt-main input[name=choice][value='4']").focus()
+            with page.expect_response(is_answer_save):
+                page.keyboard.press("x")
+            expect(page.get_by_role("button", name="Restore D")).to_be_visible()
         if position in (7, 23):
             with page.expect_response(is_answer_save):
                 page.keyboard.press("f")
@@ -77,6 +83,7 @@ def test_a_whole_60_question_mock_by_keyboard(page, live_server, bank, screensho
     assert attempt.status == AttemptStatus.SUBMITTED
     assert attempt.responses.filter(answered_at__isnull=False).count() == 60
     assert attempt.responses.filter(flagged=True).count() == 2
+    assert sorted(attempt.responses.filter(strikes__isnull=False).values_list("position", flat=True)) == [10, 40]
     assert page.locator("table.domain-results tfoot").inner_text().count(f"{attempt.right_count}/60") == 1
 
 
