@@ -244,3 +244,24 @@ class TestResults:
         attempt = self.finished_mock(learner_client, learner, right={1, 2})
         page = learner_client.get(reverse("exams:results", args=[attempt.pk])).content.decode()
         assert f'<strong class="score">{attempt.score:.1f}%</strong> (2/10)' in page
+
+
+@pytest.mark.parametrize("mode", [AttemptMode.PRACTICE, AttemptMode.DRILL, AttemptMode.REVIEW, AttemptMode.MOCK])
+def test_every_draw_takes_at_most_one_question_of_an_exclusion_group(learner, mode):
+    from django.utils import timezone
+
+    exam = exam_with_bank(weights=(100,), per_domain=12, question_count=6)
+    questions = list(exam.questions.order_by("pk"))
+    # Three groups of three; three questions stand alone.
+    for index, question in enumerate(questions[:9]):
+        question.exclusion_group = f"group-{index // 3}"
+        question.save()
+    for question in questions:
+        ReviewItem.objects.create(user=learner, question=question, box=1, due_on=timezone.now().date())
+    for seed in range(10):
+        started = attempt_start(user=learner, exam=exam, mode=mode, domain=exam.domains.get(), count=12, seed=seed).attempt
+        drawn = list(started.responses.values_list("question__exclusion_group", flat=True))
+        groups = [group for group in drawn if group]
+        assert len(groups) == len(set(groups)) == 3, (mode, drawn)
+        assert len(drawn) == 6
+        started.delete()
