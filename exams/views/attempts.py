@@ -276,7 +276,8 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             # A checked answer is locked; flags, strike-outs and moving on are still allowed,
             # and checking it again with the same picks (a retried request) changes nothing.
             if "choice" in request.POST and sorted(picks) != current_picks:
-                return _conflict("You already checked this answer, so it can no longer change.", results_url)
+                # Refused, not a conflict: the attempt goes on, only this answer is locked.
+                return _refused(request, attempt, response, "You already checked this answer, so it can no longer change.")
             check = False
         else:
             if check and not picks:

@@ -436,3 +436,39 @@ def test_a_whole_mock_on_a_phone_with_the_sticky_action_bar(phone_page, live_ser
     attempt = Attempt.objects.get(user=learner)
     assert attempt.responses.filter(answered_at__isnull=False).count() == 60
     assert list(attempt.responses.filter(strikes__isnull=False).values_list("position", flat=True)) == [9]
+
+
+def test_a_pick_right_after_check_answer_is_refused_in_the_page_not_lost_silently(page, live_server, page_problems):
+    learner = UserFactory(username="check-race")
+    exam = exam_with_bank(weights=(100,), per_domain=10, code="X-RACE", is_published=True)
+    attempt = attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE).attempt
+    log_in_as(page, live_server, learner)
+    page.goto(f"{live_server.url}/attempts/{attempt.pk}/q/1/")
+    link = SlowLink(page, delay=1.0)
+    page.locator("#attempt-main input[name=choice][value='1']").click()
+    page.get_by_role("button", name="Check answer").click()
+    link.wait(0.2)
+    page.locator("#attempt-main input[name=choice][value='2']").click()
+    link.settle()
+    expect(page.locator("#checked-heading")).to_be_visible()
+    expect(page.locator("#pick-limit")).to_have_text("You already checked this answer, so it can no longer change.")
+    expect(page.locator("#save-status")).not_to_have_text("Not saved")
+    assert "/q/1/" in page.url
+    slot = attempt.responses.get(position=1)
+    assert [slot.choice_order.index(p.choice_id) + 1 for p in slot.picks.all()] == [1] and slot.checked_at
+    page_problems[:] = [problem for problem in page_problems if "422" not in problem]
+
+
+@pytest.mark.parametrize("delay", [0.5, 1.5])
+def test_on_a_slow_link_a_pick_then_a_header_link_is_stored_by_keepalive(page, live_server, page_problems, delay):
+    attempt = start_mock(page, live_server, name=f"leave-slow-{int(delay * 10)}")
+    link = SlowLink(page, delay=delay)
+    page.locator("#attempt-main input[name=choice][value='2']").click()
+    page.get_by_role("link", name="Dashboard").click()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not attempt.responses.get(position=1).picks.exists():
+        link.wait(0.1)
+    slot = attempt.responses.get(position=1)
+    assert [slot.choice_order.index(p.choice_id) + 1 for p in slot.picks.all()] == [2]
+    expect(page.get_by_role("heading", name=re.compile("Dashboard|Your progress", re.I))).to_be_visible()
+    page_problems[:] = [problem for problem in page_problems if "ERR_ABORTED" not in problem]

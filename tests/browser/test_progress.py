@@ -66,7 +66,7 @@ def test_a_drill_from_the_weakest_domain_moves_mastery_and_reviews(page, live_se
     page.get_by_role("link", name="Dashboard").click()
     row = page.get_by_role("row", name=re.compile("^Experimentation"))
     expect(row).to_contain_text("7/10")
-    expect(row).to_contain_text("70%")
+    expect(row).to_contain_text("70.0%")
     expect(page.get_by_role("button", name="Review due (3)")).to_be_visible()
     assert_accessible(page)
 

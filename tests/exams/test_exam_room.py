@@ -49,7 +49,9 @@ class TestCheckGradesWhatWasPicked:
         again = learner_client.post(question_url(attempt, 1), data, headers=HTMX)
         assert again.status_code == 200 and again["X-Answer-Saved"] == "1"
         changed = learner_client.post(question_url(attempt, 1), {"choice": wrong_position(slot)}, headers=HTMX)
-        assert changed.status_code == 409
+        assert changed.status_code == 422 and "already checked" in changed.content.decode()
+        slot.refresh_from_db()
+        assert slot.is_correct is True
 
 
 class TestStrikeOut:

@@ -102,7 +102,7 @@ class TestCheckAnswer:
         assert slot.is_correct is False and slot.checked_at is not None
         # Locked: another pick is refused and changes nothing.
         response = learner_client.post(question_url(attempt, 1), {"choice": positions(slot, right=True), "check": "1"}, headers=HTMX)
-        assert response.status_code == 409
+        assert response.status_code == 422 and "already checked" in response.content.decode()
         assert slot.picks.count() == 1
 
     def test_checking_needs_a_pick(self, learner_client, learner):
