@@ -14,6 +14,8 @@ class AnswerForm(forms.Form):
     go = forms.CharField(required=False, max_length=8)
     flag = forms.ChoiceField(required=False, choices=[("", ""), ("toggle", "toggle"), ("on", "on"), ("off", "off")])
     check = forms.BooleanField(required=False)
+    # answer=1: the post carries this slot's whole answer (no choice at all means "clear it").
+    answer = forms.BooleanField(required=False)
     # Strike-outs: the page's script sends the whole set (struck_sent=1 and every struck
     # position); a form without JavaScript sends one strike=<position> button to toggle.
     struck = forms.TypedMultipleChoiceField(coerce=int, required=False)

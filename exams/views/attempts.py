@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import Count, Prefetch
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -244,8 +245,16 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             template = "exams/attempt.html#attempt-main" if request.htmx else "exams/attempt.html"
             return trigger_client_event(render(request, template, context), "clock-sync", {"remaining": attempt.seconds_left()})
 
+        if request.content_type not in ("application/x-www-form-urlencoded", "multipart/form-data"):
+            # A body that is not a form (JSON, text) would read as "no choices": refuse it
+            # rather than answer "Saved" and erase the slot's answer.
+            return HttpResponseBadRequest("An answer is sent as a form post.", content_type="text/plain; charset=utf-8")
+        try:
+            posted = request.POST
+        except MultiPartParserError:
+            return HttpResponseBadRequest("The form post is malformed.", content_type="text/plain; charset=utf-8")
         form = AnswerForm(
-            request.POST,
+            posted,
             choice_count=len(response.choice_order),
             choose=response.question.choose,
             # Counted only to move on: a plain save (the hot path) does without the query.
@@ -272,14 +281,19 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
         picks = [pk for pk in picks if pk not in struck]
         check, flag, go = form.cleaned_data["check"], form.cleaned_data["flag"], form.cleaned_data["go"]
         current_picks = sorted(pick.choice_id for pick in response.picks.all())
+        # The picks change only when the post says it carries the answer: the page's
+        # answer=1, or choices themselves. A flag or a move alone never clears an answer.
+        carries_answer = "choice" in posted or form.cleaned_data["answer"]
         if response.checked_at is not None:
             # A checked answer is locked; flags, strike-outs and moving on are still allowed,
             # and checking it again with the same picks (a retried request) changes nothing.
-            if "choice" in request.POST and sorted(picks) != current_picks:
+            if carries_answer and sorted(picks) != current_picks:
                 # Refused, not a conflict: the attempt goes on, only this answer is locked.
                 return _refused(request, attempt, response, "You already checked this answer, so it can no longer change.")
             check = False
         else:
+            if not carries_answer:
+                picks = [pk for pk in current_picks if pk not in struck]
             if check and not picks:
                 return _refused(request, attempt, response, "Pick an answer before checking it.")
             attempt.record_answer(response=response, choice_ids=picks)

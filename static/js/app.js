@@ -109,7 +109,10 @@
   function requestBody(entry) {
     const body = new URLSearchParams();
     body.append("csrfmiddlewaretoken", entry.csrf);
-    if (!entry.checked) for (const value of entry.state.choice) body.append("choice", value);
+    if (!entry.checked) {
+      body.append("answer", "1");
+      for (const value of entry.state.choice) body.append("choice", value);
+    }
     body.append("struck_sent", "1");
     for (const value of entry.state.struck) body.append("struck", value);
     if (entry.state.flag) body.append("flag", entry.state.flag);

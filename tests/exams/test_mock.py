@@ -165,9 +165,34 @@ class TestAnswering:
         learner_client.post(question_url(attempt, 1), {"choice": "3"}, headers=HTMX)
         slot = attempt.responses.get(position=1)
         assert list(slot.picks.values_list("choice_id", flat=True)) == [slot.choice_order[2]]
+        # A post without the answer (a flag, a move) leaves it as it is...
         learner_client.post(question_url(attempt, 1), {}, headers=HTMX)
+        learner_client.post(question_url(attempt, 1), {"flag": "on"}, headers=HTMX)
+        assert slot.picks.count() == 1
+        # ...and answer=1 with no choice is the explicit "clear my answer".
+        learner_client.post(question_url(attempt, 1), {"answer": "1"}, headers=HTMX)
         slot.refresh_from_db()
         assert slot.picks.count() == 0 and slot.answered_at is None
+
+    @pytest.mark.parametrize(
+        ("body", "content_type"),
+        [
+            ('{"choice": []}', "application/json"),
+            ("choice=", "text/plain"),
+            ("--x\r\ngarbage without headers", "multipart/form-data; boundary=x"),
+            ("--broken", "multipart/form-data"),
+        ],
+        ids=["json", "text", "garbled-multipart", "no-boundary"],
+    )
+    def test_a_save_that_is_not_a_well_formed_form_is_400_and_erases_nothing(self, learner_client, body, content_type):
+        attempt = start(learner_client, exam_with_bank())
+        learner_client.post(question_url(attempt, 1), {"choice": "2"}, headers=HTMX)
+        response = learner_client.post(question_url(attempt, 1), body, content_type=content_type, headers=HTMX)
+        slot = attempt.responses.get(position=1)
+        # Refused, or read as a post that carries no answer: either way the answer stands.
+        assert list(slot.picks.values_list("choice_id", flat=True)) == [slot.choice_order[1]]
+        if content_type.split(";")[0] in ("application/json", "text/plain"):
+            assert response.status_code == 400
 
     def test_flag_saves_in_place_and_navigation_returns_the_next_question(self, learner_client):
         attempt = start(learner_client, exam_with_bank())
