@@ -2,7 +2,8 @@
 import zoneinfo
 
 from django import forms
-from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.core.validators import MaxLengthValidator
 from django.contrib.auth.models import User
 
 from accounts.models import Profile
@@ -54,3 +55,15 @@ class ProfileForm(forms.ModelForm):
     class Meta:
         model = Profile
         fields = ("time_zone", "shortcuts_enabled")
+
+
+class LoginForm(AuthenticationForm):
+    """Django's login form, whose username length is also validated: the stock form only sets
+    the widget's maxlength, so a 300-character name reached django-axes' 255-character column."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        field = self.fields["username"]
+        field.validators.append(MaxLengthValidator(field.max_length))
+        self.fields["password"].max_length = 4096
+        self.fields["password"].validators.append(MaxLengthValidator(4096))

@@ -4,10 +4,11 @@ from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from accounts.forms import ProfileForm, SignUpForm, time_zone_names
+from accounts.forms import LoginForm, ProfileForm, SignUpForm, time_zone_names
 from accounts.models import Profile
 from accounts.timezones import remember_time_zone
 
@@ -17,7 +18,13 @@ def signup(request: HttpRequest) -> HttpResponse:
         return redirect("exams:catalogue")
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        user = form.save()
+        try:
+            with transaction.atomic():
+                user = form.save()
+        except IntegrityError:
+            # Another sign-up took the name between the form's check and the insert.
+            form.add_error("username", "A user with that username already exists.")
+            return render(request, "form_page.html", {"form": form, "heading": "Create your account", "submit_label": "Sign up"})
         profile = Profile.objects.for_user(user)
         profile.time_zone = form.cleaned_data["time_zone"]
         profile.save(update_fields=["time_zone"])
@@ -47,6 +54,8 @@ def profile(request: HttpRequest) -> HttpResponse:
 
 class LoginView(auth_views.LoginView):
     """Django's login, which warns before the try that would lock the account (django-axes)."""
+
+    authentication_form = LoginForm
 
     def form_invalid(self, form):
         from axes.handlers.proxy import AxesProxyHandler

@@ -22,3 +22,8 @@ if settings.BENCHMARK_ENDPOINTS:
     from config import bench
 
     urlpatterns.insert(0, path("bench/hello", bench.hello, name="bench_hello"))
+
+handler400 = "config.hostile.bad_request"
+handler403 = "config.hostile.permission_denied"
+handler404 = "config.hostile.page_not_found"
+handler500 = "config.hostile.server_error"

@@ -100,3 +100,44 @@ def test_html_in_every_text_field_is_shown_as_text(client, learner, settings):
         assert "<script>alert" not in body and "onerror=alert" not in body.replace("onerror=alert(1)&gt;", "")
         assert "<img src=x" not in body
     assert "a&lt;b&gt;c" in pages[0]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "path",
+    ["/exams/%00/", "/exams/NCA%00GENM/mock/", "/?q=%00", "/dashboard/?page=1%00", "/accounts/login/?next=%00"],
+)
+def test_a_nul_byte_in_the_path_or_query_is_400_before_any_query(client, django_assert_num_queries, path):
+    with django_assert_num_queries(0):
+        response = client.get(path)
+    assert response.status_code == 400 and "NUL" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_nul_byte_in_a_form_field_is_400_and_changes_nothing(client):
+    from django.contrib.auth.models import User
+
+    response = client.post("/accounts/signup/", {"username": "nul\x00user", "email": "n@example.com", "password1": "a-Long-passphrase-9", "password2": "a-Long-passphrase-9"})
+    assert response.status_code == 400
+    assert not User.objects.filter(email="n@example.com").exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("charset", ["utf-16", "latin-1"])
+def test_a_form_in_a_foreign_charset_gets_our_own_error_page(client, charset):
+    # The test client encodes the text in the declared charset.
+    response = client.post("/accounts/login/", "username=ada&password=x", content_type=f"application/x-www-form-urlencoded; charset={charset}")
+    assert response.status_code == 400 and "UTF-8 only" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_login_username_of_300_characters_is_a_form_error(client):
+    response = client.post("/accounts/login/", {"username": "u" * 300, "password": "whatever"})
+    assert response.status_code == 200
+    assert "at most 150 characters" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_our_404_page_is_a_page(client):
+    response = client.get("/no/such/page/")
+    assert response.status_code == 404 and "Not found" in response.content.decode()

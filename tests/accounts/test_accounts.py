@@ -151,3 +151,36 @@ def test_times_show_in_the_learners_zone_with_its_name(learner_client, learner):
     assert "1 Jul 2026, 14:00 CEST" in page
     dashboard = learner_client.get(reverse("exams:dashboard")).content.decode()
     assert "1 Jul 2026, 14:00 CEST" in dashboard
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parallel_sign_ups_with_one_username_make_one_account_and_form_errors(live_server):
+    """Five sign-ups at once: one account, and the others see a form error, never a 500."""
+    import threading
+    import urllib.parse
+    import urllib.request
+    from http.cookiejar import CookieJar
+
+    def sign_up(results: list, index: int) -> None:
+        jar = CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        page = opener.open(f"{live_server.url}/accounts/signup/").read().decode()
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)[1]
+        body = urllib.parse.urlencode({
+            "csrfmiddlewaretoken": token, "username": "twin", "email": f"twin{index}@example.com",
+            "password1": "a-Long-passphrase-9", "password2": "a-Long-passphrase-9",
+        }).encode()
+        request = urllib.request.Request(f"{live_server.url}/accounts/signup/", body, headers={"Referer": live_server.url})
+        try:
+            results.append(opener.open(request).status)
+        except urllib.error.HTTPError as error:
+            results.append(error.code)
+
+    results: list[int] = []
+    threads = [threading.Thread(target=sign_up, args=(results, n)) for n in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(status == 200 for status in results), results
+    assert User.objects.filter(username="twin").count() == 1
