@@ -153,6 +153,7 @@ def test_times_show_in_the_learners_zone_with_its_name(learner_client, learner):
     assert "1 Jul 2026, 14:00 CEST" in dashboard
 
 
+@pytest.mark.postgres_only
 @pytest.mark.django_db(transaction=True)
 def test_parallel_sign_ups_with_one_username_make_one_account_and_form_errors(live_server):
     """Five sign-ups at once: one account, and the others see a form error, never a 500."""
