@@ -62,6 +62,7 @@ def blueprint() -> str:
     return "\n".join(lines) + "\n"
 
 
+_TABLE_ROW = re.compile(r"^\| (\d+) \| (?:recall|concept|application) \| (?:yes|no) \| [^|]* \| (.*) \|\s*$")
 _BLIND = re.compile(r"Second reader answered (\d+) active questions blind before seeing the keys: (\d+) agreed, (\d+) disagreed")
 
 
@@ -74,9 +75,10 @@ def review() -> str:
         for match in _BLIND.finditer(text):
             answered, agreed, disagreed = answered + int(match[1]), agreed + int(match[2]), disagreed + int(match[3])
         for line in text.splitlines():
-            if re.match(r"^\| \d+ \|", line):
-                change = line.split("|")[5].strip().lower()
+            if match := _TABLE_ROW.match(line):
+                change = match[2].strip().lower()
                 rows["retired" if change.startswith("retired") else "new" if change.startswith("new") else "kept or rewritten"] += 1
+                rows["fact check"] += change.startswith("new (fact check")
     lines = [
         "# Review of the NCA-GENM bank, second edition",
         "",
@@ -96,6 +98,9 @@ def review() -> str:
         f"- Questions in the review tables: {sum(rows.values())} "
         f"({rows['new']} new, {rows['kept or rewritten']} first-edition kept or rewritten, {rows['retired']} retired).",
         f"- Answered blind by the second reader: {answered}; agreed with the key: {agreed}; disagreed: {disagreed}.",
+        f"- Fact check (a third reader, against NVIDIA's documentation and code; each file's \"Fact check\" section): "
+        f"{rows['fact check']} questions replaced where a fact changed the key or made a distractor defensible; "
+        "the other fixes are to wording, explanations and source titles.",
         f"- Cue figures and topic counts: `python3 tools/bank_check.py`; blueprint: `docs/BLUEPRINT.md`.",
         "",
     ]

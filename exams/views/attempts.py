@@ -309,7 +309,8 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
         if target == "review":
             go = "review"
             target = position
-        if target != attempt.last_position and not attempt.is_finished:
+        # Only a move moves the resume point: a late save of the slot just left must not.
+        if go is not None and target != attempt.last_position and not attempt.is_finished:
             Attempt.objects.filter(pk=attempt.pk).update(last_position=target)
 
     if go == "review":
@@ -341,6 +342,8 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
         if target != position:
             page = push_url(page, context["question_url"])
     page["X-Slot"] = str(target)
+    if attempt.is_finished:
+        page["X-Attempt-Finished"] = "1"
     return _saved(trigger_client_event(page, "clock-sync", {"remaining": attempt.seconds_left()}))
 
 

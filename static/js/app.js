@@ -79,6 +79,8 @@
   let failure = null; // {position, message} of the request that is failing
   let everSaved = false;
   let leaving = false;
+  let redirectAfterQueue = null; // Review: go once everything queued after it is stored
+  let sessionEnded = false; // a check finished the practice: later 409s are expected
 
   function mainForm() {
     return document.getElementById("attempt-main");
@@ -150,7 +152,14 @@
   }
 
   function pump() {
-    if (inFlight || retryTimer || !queue.length || leaving) return;
+    if (inFlight || retryTimer || leaving) return;
+    if (!queue.length) {
+      if (redirectAfterQueue) {
+        leaving = true;
+        window.location.assign(redirectAfterQueue);
+      }
+      return;
+    }
     inFlight = queue[0];
     send(inFlight);
     showStatus();
@@ -195,10 +204,13 @@
           /* a save without a clock: nothing to resync */
         }
       }
+      if (response.headers.get("X-Attempt-Finished") === "1") sessionEnded = true;
       const redirect = response.headers.get("HX-Redirect");
       if (redirect) {
-        leaving = true;
-        window.location.assign(redirect);
+        // Anything the learner did after pressing Review is still sent before leaving.
+        redirectAfterQueue = redirect;
+        showStatus();
+        pump();
         return;
       }
       if (entry.isMove) {
@@ -209,6 +221,13 @@
       }
       showStatus();
       pump();
+      return;
+    }
+    if (response && response.status === 409 && sessionEnded) {
+      // The last check ended the session (its results link is on the page): nothing is lost.
+      queue.length = 0;
+      inFlight = null;
+      showStatus();
       return;
     }
     if (response && response.status === 409) {
@@ -226,6 +245,7 @@
       // Refused input the learner can put right: say why on the question, drop the request.
       queue.shift();
       inFlight = null;
+      if (entry.check && shownPosition() === entry.position) unlockAnswer(mainForm());
       if (shownPosition() === entry.position) {
         const limit = document.getElementById("pick-limit");
         const holder = document.createElement("div");
@@ -279,7 +299,14 @@
     let text = "";
     let detail = "";
     let state = "";
-    if (failure) {
+    if (autoSubmitting) {
+      text = "Time is up";
+      detail = queue.length ? "Saving your last answers, then submitting…" : "Submitting your saved answers…";
+    } else if (failure && !failure.message && inFlight) {
+      text = "Saving…";
+      state = "saving";
+      detail = "Connection problem: trying again…";
+    } else if (failure) {
       text = "Not saved";
       state = "failed";
       const which = failure.position === here ? "" : ` (question ${failure.position})`;
@@ -328,15 +355,51 @@
     const fresh = holder.querySelector("#attempt-main");
     if (!fresh) return;
     const moved = Number(fresh.dataset.position) !== entry.position;
+    // Changes to this slot still waiting in the queue are newer than what the server drew:
+    // show them, so the page and the next save agree with what the learner did.
+    const newer = [...queue].reverse().find((queued) => queued.position === Number(fresh.dataset.position));
+    if (newer) applyState(fresh, newer.state);
     form.replaceWith(fresh);
     if (url && moved) history.pushState({}, "", url);
     document.title = document.title.replace(/^Question \d+/, `Question ${fresh.dataset.position}`);
     // The new question's heading (or the verdict after a check) takes focus and is
     // scrolled into view below the sticky bar; a screen reader reads it out.
+    measureStickyBars();
     const target = entry.check && fresh.querySelector("#checked-heading") ? fresh.querySelector("#checked-heading") : fresh.querySelector("#question-heading");
     if (target) {
       target.focus({ preventScroll: true });
       target.scrollIntoView({ block: "start" });
+    }
+  }
+
+  function applyState(form, state) {
+    if (form.dataset.checked !== "1") {
+      for (const input of form.querySelectorAll("input[name=choice]")) {
+        input.checked = state.choice.includes(input.value);
+        input.closest("label").classList.toggle("is-selected", input.checked);
+      }
+    }
+    for (const row of form.querySelectorAll(".choice-row")) {
+      const struck = state.struck.includes(row.dataset.position);
+      if (row.classList.contains("is-struck") !== struck) setStruck(row, struck);
+    }
+    const flag = form.querySelector(".flag-button");
+    if (flag && state.flag) flag.setAttribute("aria-pressed", String(state.flag === "on"));
+    updatePickCount(form);
+  }
+
+  // Once Check answer is pressed the answer is locked, before the server says so: a pick
+  // made meanwhile would be refused, and the flags and moves queued with it lost.
+  function lockAnswer(form) {
+    form.dataset.checked = "1";
+    for (const input of form.querySelectorAll("input[name=choice]")) input.disabled = true;
+  }
+
+  function unlockAnswer(form) {
+    if (!form) return;
+    delete form.dataset.checked;
+    for (const row of form.querySelectorAll(".choice-row")) {
+      row.querySelector("input[name=choice]").disabled = row.classList.contains("is-struck");
     }
   }
 
@@ -357,7 +420,12 @@
   });
 
   function toggleStrike(form, row) {
-    const struck = !row.classList.contains("is-struck");
+    setStruck(row, !row.classList.contains("is-struck"));
+    updatePickCount(form);
+    enqueue(form, {});
+  }
+
+  function setStruck(row, struck) {
     const input = row.querySelector("input[name=choice]");
     const button = row.querySelector(".strike-button");
     const letter = input.dataset.letter;
@@ -366,15 +434,13 @@
       input.checked = false;
       input.closest("label").classList.remove("is-selected");
     }
-    input.disabled = struck;
+    if (row.closest("form").dataset.checked !== "1") input.disabled = struck;
     if (button) {
       button.setAttribute("aria-pressed", String(struck));
       button.title = `${struck ? "Restore" : "Strike out"} ${letter}`;
       button.querySelector("[aria-hidden]").textContent = struck ? "↺" : "✕";
       button.querySelector(".visually-hidden").textContent = `${struck ? "Restore" : "Strike out"} ${letter}`;
     }
-    updatePickCount(form);
-    enqueue(form, {});
   }
 
   function updatePickCount(form) {
@@ -410,6 +476,7 @@
         return;
       }
       enqueue(form, { check: true });
+      lockAnswer(form);
     } else if (button.name === "go") {
       if (button.value === "stay") enqueue(form, {});
       else enqueue(form, { go: button.value });
@@ -427,7 +494,7 @@
   // Leaving with saves still queued (a header link, the back button, closing the tab):
   // each slot's latest state goes out with keepalive, which outlives the page.
   window.addEventListener("pagehide", () => {
-    if (!queue.length || leaving) return;
+    if (!queue.length || sessionEnded) return;
     leaving = true;
     const latest = new Map();
     for (const entry of queue) latest.set(entry.position, entry);
@@ -440,6 +507,18 @@
         credentials: "same-origin",
         headers: { "HX-Request": "true", "X-CSRFToken": entry.csrf },
       }).catch(() => {});
+    }
+  });
+
+  // Back and Forward between questions: load the question the address now names (what is
+  // still queued goes out with keepalive as the page is left).
+  window.addEventListener("popstate", () => {
+    const form = mainForm();
+    if (!form) return;
+    // A jump to #navigator is a popstate too: only a change of question reloads.
+    const shown = new URL(form.dataset.url, window.location.href);
+    if (shown.pathname + shown.search !== window.location.pathname + window.location.search) {
+      window.location.assign(window.location.pathname + window.location.search);
     }
   });
 
@@ -563,7 +642,20 @@
     })();
   }
 
+  // The sticky bars' heights, for the CSS that keeps a scrolled-to heading clear of them.
+  function measureStickyBars() {
+    const bar = document.querySelector(".attempt-bar");
+    const actions = document.getElementById("question-actions");
+    if (!bar) return;
+    const root = document.documentElement.style;
+    root.setProperty("--attempt-bar-height", `${bar.offsetHeight}px`);
+    const actionsStick = actions && getComputedStyle(actions).position === "sticky" && getComputedStyle(actions).top !== "auto";
+    root.setProperty("--sticky-offset", `${bar.offsetHeight + (actionsStick ? actions.offsetHeight : 0) + 8}px`);
+  }
+  window.addEventListener("resize", measureStickyBars);
+
   function init() {
+    measureStickyBars();
     // Sign-up: the account starts in the browser's own time zone.
     const zone = document.querySelector("input[data-browser-time-zone]");
     if (zone && !zone.value) {

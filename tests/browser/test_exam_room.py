@@ -453,27 +453,6 @@ def test_a_whole_mock_on_a_phone_with_the_sticky_action_bar(phone_page, live_ser
     assert list(attempt.responses.filter(strikes__isnull=False).values_list("position", flat=True)) == [9]
 
 
-def test_a_pick_right_after_check_answer_is_refused_in_the_page_not_lost_silently(page, live_server, page_problems):
-    learner = UserFactory(username="check-race")
-    exam = exam_with_bank(weights=(100,), per_domain=10, code="X-RACE", is_published=True)
-    attempt = attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE).attempt
-    log_in_as(page, live_server, learner)
-    page.goto(f"{live_server.url}/attempts/{attempt.pk}/q/1/")
-    link = SlowLink(page, delay=1.0)
-    page.locator("#attempt-main input[name=choice][value='1']").click()
-    page.get_by_role("button", name="Check answer").click()
-    link.wait(0.2)
-    page.locator("#attempt-main input[name=choice][value='2']").click()
-    link.settle()
-    expect(page.locator("#checked-heading")).to_be_visible()
-    expect(page.locator("#pick-limit")).to_have_text("You already checked this answer, so it can no longer change.")
-    expect(page.locator("#save-status")).not_to_have_text("Not saved")
-    assert "/q/1/" in page.url
-    slot = attempt.responses.get(position=1)
-    assert [slot.choice_order.index(p.choice_id) + 1 for p in slot.picks.all()] == [1] and slot.checked_at
-    page_problems[:] = [problem for problem in page_problems if "422" not in problem]
-
-
 @pytest.mark.parametrize("delay", [0.5, 1.5])
 def test_on_a_slow_link_a_pick_then_a_header_link_is_stored_by_keepalive(page, live_server, page_problems, delay):
     attempt = start_mock(page, live_server, name=f"leave-slow-{int(delay * 10)}")
@@ -487,3 +466,59 @@ def test_on_a_slow_link_a_pick_then_a_header_link_is_stored_by_keepalive(page, l
     assert [slot.choice_order.index(p.choice_id) + 1 for p in slot.picks.all()] == [2]
     expect(page.get_by_role("heading", name=re.compile("Dashboard|Your progress", re.I))).to_be_visible()
     page_problems[:] = [problem for problem in page_problems if "ERR_ABORTED" not in problem]
+
+
+def test_a_redraw_of_the_question_on_screen_keeps_changes_still_queued(page, live_server):
+    """A jump to the question already shown, then a pick and a flag while it is held."""
+    attempt = start_mock(page, live_server, name="redraw")
+    link = SlowLink(page, delay=1.0)
+    learner = Learner(page, link, 10)
+    learner.move("jump1")
+    link.wait(0.2)
+    learner.pick(3)
+    link.settle()
+    expect(page.locator("#attempt-main input[value='3']")).to_be_checked()
+    learner.flag()
+    link.settle()
+    assert learner.stored(attempt) == learner.slots, learner.log
+
+
+def test_after_check_answer_the_answer_locks_at_once_and_later_flags_and_strikes_are_kept(page, live_server):
+    learner = UserFactory(username="check-lock")
+    exam = exam_with_bank(weights=(100,), per_domain=10, code="X-LOCK", is_published=True)
+    attempt = attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE).attempt
+    log_in_as(page, live_server, learner)
+    page.goto(f"{live_server.url}/attempts/{attempt.pk}/q/1/")
+    link = SlowLink(page, delay=1.0)
+    page.locator("#attempt-main input[name=choice][value='1']").click()
+    page.get_by_role("button", name="Check answer").click()
+    expect(page.locator("#attempt-main input[value='2']")).to_be_disabled()
+    page.locator("#attempt-main .flag-button").click()
+    link.settle()
+    expect(page.locator("#checked-heading")).to_be_visible()
+    expect(page.locator("#attempt-main .flag-button")).to_have_attribute("aria-pressed", "true")
+    slot = attempt.responses.get(position=1)
+    assert slot.flagged and slot.checked_at and slot.picks.count() == 1
+    expect(page.locator("#save-status")).to_have_text("Saved")
+
+
+def test_a_pick_made_after_pressing_review_is_stored_before_the_review_opens(page, live_server):
+    attempt = start_mock(page, live_server, name="review-then-pick")
+    link = SlowLink(page, delay=1.0)
+    learner = Learner(page, link, 10)
+    page.locator("#attempt-main .review-button").click()
+    link.wait(0.2)
+    learner.pick(2)
+    while "/review/" not in page.url:
+        link.wait(0.05)
+    expect(page.get_by_role("heading", name="Review your answers")).to_be_visible()
+    assert learner.stored(attempt)[1].pick == {2}
+
+
+def test_back_after_next_shows_the_question_the_address_names(page, live_server):
+    start_mock(page, live_server, name="back")
+    page.locator("#attempt-main button[value=next]").click()
+    expect(page.get_by_role("heading", name="Question 2 of 10")).to_be_visible()
+    page.go_back()
+    expect(page.get_by_role("heading", name="Question 1 of 10")).to_be_visible()
+    assert page.url.endswith("/q/1/")
