@@ -522,3 +522,47 @@ def test_back_after_next_shows_the_question_the_address_names(page, live_server)
     page.go_back()
     expect(page.get_by_role("heading", name="Question 1 of 10")).to_be_visible()
     assert page.url.endswith("/q/1/")
+
+
+ACTIONS = ["pick", "next", "prev", "flag", "jump", "review"]
+PAIRS = [(first, second) for first in ACTIONS for second in ACTIONS]
+
+
+@pytest.mark.parametrize(("first", "second"), PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
+def test_every_pair_of_quick_actions_lands_on_the_question_shown(page, live_server, page_problems, first, second):
+    """Two actions 0.2 s apart while the first is held (0.5 or 1.5 s; every third pair also
+    loses its first request once), then the database against what the learner did."""
+    index = PAIRS.index((first, second))
+    attempt = start_mock(page, live_server, name=f"pair-{index}")
+    page.locator("#nav-5").click()
+    expect(page.get_by_role("heading", name="Question 5 of 10")).to_be_visible()
+    link = SlowLink(page, delay=(0.5, 1.5)[index % 2], drop=(lambda n: n == 1) if index % 3 == 0 else (lambda n: False))
+    learner = Learner(page, link, 10)
+
+    def act(action: str, choice: int) -> None:
+        if "/review/" in page.url:
+            return  # the review opened already: nothing of the question is left to act on
+        if action == "pick":
+            learner.pick(choice)
+        elif action == "flag":
+            learner.flag()
+        elif action == "jump":
+            learner.move("jump8")
+        elif action == "review":
+            page.locator("#attempt-main .review-button").click()
+        else:
+            learner.move(action)
+
+    act(first, 2)
+    link.wait(0.2)
+    act(second, 3)
+    if "review" in (first, second):
+        deadline = time.monotonic() + 20
+        while "/review/" not in page.url and time.monotonic() < deadline:
+            link.wait(0.05)
+        expect(page.get_by_role("heading", name="Review your answers")).to_be_visible()
+    else:
+        link.settle()
+        expect(page.locator("#save-status")).to_have_text("Saved")
+    assert learner.stored(attempt) == learner.slots, learner.log
+    forget_dropped(page_problems)
