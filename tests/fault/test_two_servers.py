@@ -37,5 +37,5 @@ def test_one_mock_alternating_between_two_servers(cluster, start_gunicorn, new_e
     expected = grade_from_scratch(cluster, attempt_id)
     assert (expected.right, expected.total) == (5, 10), "odd positions were answered right, even ones wrong"
     assert stored_grade(cluster, attempt_id) == expected, "the stored grade differs from grading from scratch"
-    assert '<strong class="score">50%</strong>' in results.body, "the results page on A does not show the 50% score"
+    assert '<strong class="score">50.0%</strong>' in results.body, "the results page on A does not show the 50.0% score"
     assert rows.attempt_status(cluster, attempt_id)[0] == "submitted"
