@@ -355,14 +355,20 @@ def test_timer_hides_and_comes_back_with_a_visible_banner_at_five_minutes(page, 
     assert_accessible(page)
 
 
+def open_first_question(page, live_server, *, name: str, mode=AttemptMode.MOCK) -> Attempt:
+    """A learner of their own, a 10-question exam, and its first question open in `page`."""
+    learner = UserFactory(username=name)
+    exam = exam_with_bank(weights=(100,), per_domain=10, code=f"X-{name.upper()}", is_published=True)
+    attempt = attempt_start(user=learner, exam=exam, mode=mode).attempt
+    log_in_as(page, live_server, learner)
+    page.goto(f"{live_server.url}/attempts/{attempt.pk}/q/1/")
+    return attempt
+
+
 def test_without_javascript_a_pick_and_check_in_one_post_is_graded_right_and_refusals_are_pages(browser, live_server):
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
-    learner = UserFactory(username="nojs")
-    exam = exam_with_bank(weights=(100,), per_domain=10, code="X-NOJS", is_published=True)
-    attempt = attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE).attempt
-    log_in_as(page, live_server, learner)
-    page.goto(f"{live_server.url}/attempts/{attempt.pk}/q/1/")
+    attempt = open_first_question(page, live_server, name="nojs", mode=AttemptMode.PRACTICE)
     page.get_by_role("button", name="Check answer").click()
     expect(page.get_by_role("alert")).to_have_text("Pick an answer before checking it.")
     assert page.locator("h1").first.inner_text().startswith("Question 1")
@@ -380,22 +386,14 @@ def test_without_javascript_a_pick_and_check_in_one_post_is_graded_right_and_ref
 def test_without_javascript_a_mock_shows_when_it_ends(browser, live_server):
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
-    learner = UserFactory(username="nojs-clock")
-    exam = exam_with_bank(weights=(100,), per_domain=10, code="X-CLOCK", is_published=True)
-    attempt = attempt_start(user=learner, exam=exam).attempt
-    log_in_as(page, live_server, learner)
-    page.goto(f"{live_server.url}/attempts/{attempt.pk}/q/1/")
+    open_first_question(page, live_server, name="nojs-clock")
     expect(page.locator("#timer")).to_contain_text(re.compile(r"ends at \d\d:\d\d \w+"))
     context.close()
 
 
 def test_with_debug_on_an_empty_check_shows_its_message_and_keeps_the_page(page, live_server, page_problems, settings):
     settings.DEBUG = True
-    learner = UserFactory(username="debug")
-    exam = exam_with_bank(weights=(100,), per_domain=10, code="X-DEBUG", is_published=True)
-    attempt = attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE).attempt
-    log_in_as(page, live_server, learner)
-    page.goto(f"{live_server.url}/attempts/{attempt.pk}/q/1/")
+    attempt = open_first_question(page, live_server, name="debug", mode=AttemptMode.PRACTICE)
     page.get_by_role("button", name="Check answer").click()
     expect(page.locator("#pick-limit")).to_have_text("Pick an answer before checking it.")
     expect(page.get_by_role("heading", name="Question 1 of 10")).to_be_visible()
@@ -484,11 +482,7 @@ def test_a_redraw_of_the_question_on_screen_keeps_changes_still_queued(page, liv
 
 
 def test_after_check_answer_the_answer_locks_at_once_and_later_flags_and_strikes_are_kept(page, live_server):
-    learner = UserFactory(username="check-lock")
-    exam = exam_with_bank(weights=(100,), per_domain=10, code="X-LOCK", is_published=True)
-    attempt = attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE).attempt
-    log_in_as(page, live_server, learner)
-    page.goto(f"{live_server.url}/attempts/{attempt.pk}/q/1/")
+    attempt = open_first_question(page, live_server, name="check-lock", mode=AttemptMode.PRACTICE)
     link = SlowLink(page, delay=1.0)
     page.locator("#attempt-main input[name=choice][value='1']").click()
     page.get_by_role("button", name="Check answer").click()
