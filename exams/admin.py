@@ -13,7 +13,7 @@ from django.utils.html import format_html
 from config.routers import statistics_reads
 from exams import item_stats, regrade
 from exams.admin_imports import QuestionImportExportMixin
-from exams.formats import exhibit_images
+from exams.formats import MAX_CHOICES, MIN_CHOICES, exhibit_images
 from exams.markdown import render_markdown
 from exams.models import (
     Attempt,
@@ -85,8 +85,10 @@ class ChoiceInlineFormSet(forms.BaseInlineFormSet):
         kind = self.instance.kind
         choose = self.instance.choose
         keys = [form for form in live if form.cleaned_data.get("is_correct")]
-        if len(live) < 2:
+        if len(live) < MIN_CHOICES:
             raise ValidationError("A question needs at least two choices.")
+        if len(live) > MAX_CHOICES:
+            raise ValidationError(f"A question has at most {MAX_CHOICES} choices; this one has {len(live)}.")
         if kind == QuestionKind.SINGLE and len(keys) != 1:
             raise ValidationError(
                 f"A single-answer question needs exactly one correct choice; {len(keys)} are marked correct."
@@ -115,7 +117,8 @@ class ChoiceInline(admin.StackedInline):
     model = Choice
     formset = ChoiceInlineFormSet
     extra = 0
-    min_num = 2
+    min_num = MIN_CHOICES
+    max_num = MAX_CHOICES
     fields = ("order", "label", "text", "is_correct", "feedback")
 
     def formfield_for_dbfield(self, db_field, request, **kwargs):

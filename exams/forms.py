@@ -1,9 +1,8 @@
 """Input from the exam pages, validated before anything is written."""
-import string
-
 from django import forms
 
-LETTERS = string.ascii_uppercase
+from exams.formats import choice_label
+
 REFUSED = "refused"  # input the learner can fix on the page: answered 422, never "Not saved"
 
 
@@ -29,12 +28,12 @@ class AnswerForm(forms.Form):
         self.checkable = checkable
         self.choose = choose
         self.slot_count = slot_count
-        positions = [(str(n), LETTERS[n - 1]) for n in range(1, choice_count + 1)]
+        positions = [(str(n), choice_label(n - 1)) for n in range(1, choice_count + 1)]
         for name in ("choice", "struck", "strike"):
             self.fields[name].choices = positions
             self.fields[name].error_messages["invalid_choice"] = (
                 "That choice is not one of this question's choices (they are "
-                f"{LETTERS[0]}–{LETTERS[choice_count - 1]})."
+                f"A–{choice_label(choice_count - 1)})."
             )
 
     def clean_choice(self) -> list[int]:

@@ -4,7 +4,7 @@ import json
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.validators import MaxLengthValidator, MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.db.models import Q
 from django.db.models.functions import Now
@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Profile
+from exams.formats import TEXT_LIMITS
 from exams.markdown import render_markdown
 
 
@@ -81,13 +82,16 @@ class Question(models.Model):
     )
     exhibit = models.TextField(
         blank=True,
+        validators=[MaxLengthValidator(TEXT_LIMITS["exhibit"])],
         help_text="Markdown shown above the stem: one fenced block, one table, or one image "
         "![alt](exhibit:file.png) from fixtures/bank/exhibits/.",
     )
-    stem = models.TextField(help_text="Markdown.")
-    explanation = models.TextField(blank=True, help_text="Markdown. Shown only after an attempt ends.")
+    stem = models.TextField(help_text="Markdown.", validators=[MaxLengthValidator(TEXT_LIMITS["stem"])])
+    explanation = models.TextField(
+        blank=True, help_text="Markdown. Shown only after an attempt ends.", validators=[MaxLengthValidator(TEXT_LIMITS["explanation"])]
+    )
     sources = models.TextField(
-        blank=True, help_text="Markdown: public sources for the key, shown with the explanation as “Learn more”."
+        blank=True, validators=[MaxLengthValidator(TEXT_LIMITS["sources"])], help_text="Markdown: public sources for the key, shown with the explanation as “Learn more”."
     )
     exclusion_group = models.CharField(
         max_length=80, blank=True, db_index=True,
@@ -302,9 +306,11 @@ class ExhibitImage(models.Model):
 class Choice(models.Model):
     question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="choices")
     label = models.CharField(max_length=2, help_text="A, B, C… as authored; learners see their own order.")
-    text = models.TextField()
+    text = models.TextField(validators=[MaxLengthValidator(TEXT_LIMITS["choice"])])
     is_correct = models.BooleanField(default=False, help_text="Always the corrected key.")
-    feedback = models.TextField(blank=True, help_text="Why this choice is right or wrong.")
+    feedback = models.TextField(
+        blank=True, help_text="Why this choice is right or wrong.", validators=[MaxLengthValidator(TEXT_LIMITS["feedback"])]
+    )
     order = models.PositiveSmallIntegerField(default=0)
 
     class Meta:

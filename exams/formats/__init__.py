@@ -10,6 +10,9 @@ __all__ = [
     "ERRATUM_STATUSES",
     "KINDS",
     "TRIM",
+    "MAX_CHOICES",
+    "MIN_CHOICES",
+    "TEXT_LIMITS",
     "TITLE_MAX_LENGTH",
     "TOPIC_MAX_LENGTH",
     "exhibit_images",
@@ -36,6 +39,9 @@ ERRATUM_SOURCES = ("imported", "instructor", "learners")
 ERRATUM_STATUSES = ("reported", "confirmed", "rejected")
 ERRATUM_POLICIES = ("", "credit_corrected", "credit_either", "void")
 TITLE_MAX_LENGTH = 200  # Question.title max_length
+# The bank's bounds, shared by the model, the admin, every importer and exporter.
+MIN_CHOICES, MAX_CHOICES = 2, 10
+TEXT_LIMITS = {"stem": 10_000, "explanation": 10_000, "exhibit": 10_000, "sources": 2_000, "choice": 1_000, "feedback": 2_000}
 TOPIC_MAX_LENGTH = 80  # Question.topic and Question.exclusion_group max_length
 DEFAULT_TITLE_LENGTH = 80  # what Moodle uses when a question has no name
 
@@ -218,12 +224,25 @@ def question_problems(question: ParsedQuestion) -> list[str]:
         problems.append(f"the topic is longer than {TOPIC_MAX_LENGTH} characters ({len(question.topic)})")
     if len(question.exclusion_group) > TOPIC_MAX_LENGTH:
         problems.append(f"the exclusion group is longer than {TOPIC_MAX_LENGTH} characters ({len(question.exclusion_group)})")
-    if len(question.choices) < 2:
+    if len(question.choices) < MIN_CHOICES:
         problems.append(f"a question needs at least two choices (found {len(question.choices)})")
+    elif len(question.choices) > MAX_CHOICES:
+        problems.append(f"a question has at most {MAX_CHOICES} choices (found {len(question.choices)})")
     labels = [choice_label(index) for index in range(len(question.choices))]
     for label, choice in zip(labels, question.choices):
         if not choice.text.strip():
             problems.append(f"choice {label} has no text")
+    texts = [("the title", question.title, TITLE_MAX_LENGTH)] + [
+        (f"the {name}", getattr(question, name), TEXT_LIMITS[name]) for name in ("stem", "explanation", "exhibit", "sources")
+    ]
+    for label, choice in zip(labels, question.choices):
+        texts += [(f"choice {label}", choice.text, TEXT_LIMITS["choice"]), (f"choice {label}'s feedback", choice.feedback, TEXT_LIMITS["feedback"])]
+    texts += [(f"erratum {n}'s note", e.note, TEXT_LIMITS["explanation"]) for n, e in enumerate(question.errata, start=1)]
+    for name, text, limit in texts:
+        if "\x00" in text:
+            problems.append(f"{name} holds a NUL byte, which cannot be stored")
+        if len(text) > limit and name != "the title":
+            problems.append(f"{name} is longer than {limit:,} characters ({len(text):,})")
     keys = sum(choice.is_correct for choice in question.choices)
     if question.kind not in KINDS:
         problems.append(f"kind must be 'single' or 'multiple', not {question.kind!r}")

@@ -135,6 +135,8 @@ def parse_json(text: str) -> ParseResult:
         return _failed(FormatError(line=0, message=f"not a valid bank file: {problem}"))
     except ValueError as error:
         return _failed(FormatError(line=0, message=f"not a valid bank file: {error}"))
+    except RecursionError:
+        return _failed(FormatError(line=0, message="not a valid bank file: it is nested too deeply"))
 
     report = _Report()
     if not isinstance(document, dict):

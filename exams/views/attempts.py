@@ -16,7 +16,8 @@ from django_htmx.http import HttpResponseClientRedirect, push_url, reswap, retar
 from accounts.models import Profile
 from exams import grading, services
 from exams.access import learner_required, owned_attempt
-from exams.forms import LETTERS, AnswerForm, SessionForm
+from exams.formats import choice_label
+from exams.forms import AnswerForm, SessionForm
 from exams.markdown import render_inline_markdown
 from exams.models import Attempt, AttemptMode, Erratum, ErratumStatus, Exam, Response
 
@@ -116,12 +117,12 @@ def _options(response: Response) -> list[dict]:
     return [
         {
             "position": index,
-            "letter": LETTERS[index - 1],
+            "letter": choice_label(index - 1),
             "text": render_inline_markdown(response.version.choice_text(choice_id)),
             "selected": choice_id in picked,
             "struck": choice_id in struck,
             # Keys that pick it: 1-9 then 0 for the tenth; A-E as well on short questions.
-            "keys": ([str(index % 10)] if index <= 10 else []) + ([LETTERS[index - 1].lower()] if count <= 5 else []),
+            "keys": ([str(index % 10)] if index <= 10 else []) + ([choice_label(index - 1).lower()] if count <= 5 else []),
         }
         for index, choice_id in enumerate(response.choice_order, start=1)
     ]
@@ -161,7 +162,7 @@ def _question_context(request, attempt: Attempt, response: Response, navigator: 
 
 def _key_hint(count: int) -> str:
     digits = f"1–{count % 10}" if count <= 10 else "1–9, 0"
-    return f"{digits} or A–{LETTERS[count - 1]}" if count <= 5 else digits
+    return f"{digits} or A–{choice_label(count - 1)}" if count <= 5 else digits
 
 
 def _walk_slots(navigator: list[dict], walk: str, position: int) -> dict | None:
@@ -275,7 +276,7 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
         else:
             struck = struck_before
         if set(picks) & struck & struck_before:
-            letters = ", ".join(LETTERS[order.index(pk)] for pk in sorted(set(picks) & struck & struck_before, key=order.index))
+            letters = ", ".join(choice_label(order.index(pk)) for pk in sorted(set(picks) & struck & struck_before, key=order.index))
             return _refused(request, attempt, response, f"You struck out {letters}: restore it before picking it.")
         # Striking out a picked choice removes the pick.
         picks = [pk for pk in picks if pk not in struck]
@@ -540,7 +541,7 @@ def _result_item(response: Response, erratum: Erratum | None) -> dict:
     choices = {choice.pk: choice for choice in response.question.choices.all()}
     picked = {pick.choice_id for pick in response.picks.all()}
     struck = {strike.choice_id for strike in response.strikes.all()}
-    letter = {choice_id: LETTERS[index] for index, choice_id in enumerate(response.choice_order)}
+    letter = {choice_id: choice_label(index) for index, choice_id in enumerate(response.choice_order)}
     options = [
         {
             "letter": letter[choice_id],

@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from exams import progress, services
-from exams.forms import LETTERS
+from exams.formats import choice_label
 from exams.models import Attempt, Exam, RegradeChange, Response
 
 HISTORY_PAGE_SIZE = 20
@@ -73,7 +73,7 @@ def _export_rows(user):
         .order_by("attempt__finished_at", "attempt_id", "position")
     )
     for response in responses.iterator(chunk_size=2000):
-        letters = {choice_id: LETTERS[index] for index, choice_id in enumerate(response.choice_order)}
+        letters = {choice_id: choice_label(index) for index, choice_id in enumerate(response.choice_order)}
         yield response, "".join(sorted(letters.get(pick.choice_id, "?") for pick in response.picks.all()))
 
 

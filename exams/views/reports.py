@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from exams import services
 from exams.access import owned_attempt
-from exams.forms import LETTERS
+from exams.formats import choice_label
 from exams.models import Dispute, ErratumStatus
 
 
@@ -39,7 +39,7 @@ def report(request: HttpRequest, attempt_id: int, position: int) -> HttpResponse
         messages.error(request, "You can report a problem once you have checked this answer or finished the attempt.")
         return redirect(question_url)
     options = [
-        (index, f"{LETTERS[index - 1]}. {response.version.choice_text(choice_id)}")
+        (index, f"{choice_label(index - 1)}. {response.version.choice_text(choice_id)}")
         for index, choice_id in enumerate(response.choice_order, start=1)
     ]
     existing = (

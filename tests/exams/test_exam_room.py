@@ -267,3 +267,24 @@ def test_every_draw_takes_at_most_one_question_of_an_exclusion_group(learner, mo
         assert len(groups) == len(set(groups)) == 3, (mode, drawn)
         assert len(drawn) == 6
         started.delete()
+
+
+def test_a_stored_question_past_the_bounds_never_breaks_a_learners_pages(learner_client, learner):
+    """27 choices (stored before the bounds existed): the pages letter them A…Z, AA and work."""
+    exam = exam_with_bank(weights=(100,), per_domain=0, question_count=1)
+    question = QuestionFactory(domain=exam.domains.get())
+    for n in range(5, 28):
+        Choice.objects.create(question=question, label=f"{chr(65 + n // 10)}{n % 10}", order=n, text=f"Extra choice {n}", feedback="No.")
+    attempt = attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE).attempt
+    page = learner_client.get(question_url(attempt, 1))
+    assert page.status_code == 200 and "Strike out AA" in page.content.decode()
+    assert learner_client.post(question_url(attempt, 1), {"choice": "27"}, headers=HTMX).status_code == 200
+    response = learner_client.post(question_url(attempt, 1), {"choice": "27", "check": "1"}, follow=True)
+    assert response.status_code == 200
+    assert learner_client.get(reverse("exams:export_csv")).status_code == 200
+
+
+def test_the_admin_refuses_an_eleventh_choice(instructor_client, instructor):
+    from exams.admin import ChoiceInline
+
+    assert ChoiceInline.max_num == 10 and ChoiceInline.min_num == 2

@@ -228,3 +228,15 @@ def test_aiken_round_trip_of_the_single_answer_questions(nca_genm, fresh_copy, t
         assert imported.explanation == "" and all(choice.feedback == "" for choice in imported.choices)
     # Exporting the imported copy gives the same Aiken file again.
     assert write_export(exam=fresh_copy, fmt="aiken") == aiken
+
+
+def test_check_bank_bounds_lists_questions_outside_the_bounds(nca_genm):
+    from exams.models import Choice
+
+    assert "within the bank's bounds" in run("check_bank_bounds")
+    question = Question.objects.filter(exam=nca_genm, is_active=True).order_by("pk").first()
+    Choice.objects.filter(question=question).update(text="x" * 1_001)
+    out = io.StringIO()
+    with pytest.raises(SystemExit):
+        call_command("check_bank_bounds", stdout=out, stderr=io.StringIO())
+    assert f"question {question.pk}" in out.getvalue() and "longer than 1,000 characters" in out.getvalue()

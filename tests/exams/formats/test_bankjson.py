@@ -300,8 +300,8 @@ def test_image_data_that_is_not_base64_is_an_error():
 
 # --- export → import -----------------------------------------------------------------------
 
-texts = st.text(min_size=1, max_size=30).filter(str.strip)
-optional_texts = st.one_of(st.just(""), st.text(max_size=30))
+texts = st.text(st.characters(exclude_characters="\x00"), min_size=1, max_size=30).filter(str.strip)
+optional_texts = st.one_of(st.just(""), st.text(st.characters(exclude_characters="\x00"), max_size=30))
 
 
 @st.composite
@@ -350,3 +350,21 @@ def test_export_then_import_gives_the_same_questions(questions, exam_code):
     assert result.ok, result.errors
     assert result.questions == tuple(questions)
     assert result.exam_code == exam_code
+
+
+def test_nesting_too_deep_is_one_clear_error_not_a_crash():
+    result = parse_json("[" * 100_000 + "]" * 100_000)
+    assert not result.ok and "nested too deeply" in str(result.errors[0])
+
+
+def test_the_bank_bounds_hold_at_import_naming_the_question():
+    from exams.formats import MAX_CHOICES
+
+    many = dataclasses.replace(QUESTION, choices=tuple(ParsedChoice(text=f"c{n}", is_correct=n == 0) for n in range(27)), errata=())
+    nul = dataclasses.replace(QUESTION, stem="A stem with a \x00 byte", errata=())
+    long = dataclasses.replace(QUESTION, explanation="x" * 10_001, errata=())
+    from exams.formats import question_problems
+
+    assert any(f"at most {MAX_CHOICES} choices (found 27)" in p for p in question_problems(many))
+    assert any("NUL byte" in p for p in question_problems(nul))
+    assert any("longer than 10,000 characters" in p for p in question_problems(long))
