@@ -204,6 +204,9 @@ class QuestionChangeList(ChangeList):
             question.item_statistics = statistics.get(question.pk)
 
 
+SEARCH_WORDS = 10
+
+
 class QuestionAdminForm(forms.ModelForm):
     class Meta:
         model = Question
@@ -249,6 +252,15 @@ class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
     list_filter = ("exam", "domain", "topic", "kind", "is_active", OpenErratumFilter, LikelyMiskeyedFilter)
     list_select_related = ("exam", "domain")
     search_fields = ("title", "topic", "stem", "choices__text")
+    search_help_text = f"Searches titles, topics, stems and choices; the first {SEARCH_WORDS} words are used."
+
+    def get_search_results(self, request, queryset, search_term):
+        # Each word adds an OR of four joined LIKEs: 1,500 words took 24 s. Ten find a question.
+        words = search_term.split()
+        if len(words) > SEARCH_WORDS:
+            messages.info(request, f"Only the first {SEARCH_WORDS} of the {len(words)} words were searched.")
+            search_term = " ".join(words[:SEARCH_WORDS])
+        return super().get_search_results(request, queryset, search_term)
     readonly_fields = ("created_at", "updated_at", "preview", "statistics_panel")
     fieldsets = [
         (None, {"fields": ("exam", "domain", "topic", "title", "exhibit", "stem", "preview", "explanation", "sources")}),

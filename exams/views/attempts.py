@@ -19,7 +19,7 @@ from exams.access import learner_required, owned_attempt
 from exams.formats import choice_label
 from exams.forms import AnswerForm, SessionForm
 from exams.markdown import render_inline_markdown
-from exams.models import Attempt, AttemptMode, Erratum, ErratumStatus, Exam, Response
+from exams.models import Attempt, AttemptMode, AttemptStatus, Erratum, ErratumStatus, Exam, Response
 
 TIME_UP = (
     "Time is up: this attempt has ended and was graded with the answers saved before the deadline."
@@ -297,6 +297,12 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
                 picks = [pk for pk in current_picks if pk not in struck]
             if check and not picks:
                 return _refused(request, attempt, response, "Pick an answer before checking it.")
+            if check and _in_running_mock(request.user, response.question_id):
+                # Checking shows the key: not while the same question waits in a timed mock.
+                return _refused(
+                    request, attempt, response,
+                    "This question is also in your timed mock, which is still running: check it after the mock ends.",
+                )
             attempt.record_answer(response=response, choice_ids=picks)
         if struck != struck_before:
             attempt.record_strikes(response=response, choice_ids=struck)
@@ -346,6 +352,12 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
     if attempt.is_finished:
         page["X-Attempt-Finished"] = "1"
     return _saved(trigger_client_event(page, "clock-sync", {"remaining": attempt.seconds_left()}))
+
+
+def _in_running_mock(user, question_id: int) -> bool:
+    return Response.objects.filter(
+        attempt__user=user, attempt__mode=AttemptMode.MOCK, attempt__status=AttemptStatus.IN_PROGRESS, question_id=question_id
+    ).exists()
 
 
 def _walk_positions(attempt: Attempt, walk: str) -> list[int]:

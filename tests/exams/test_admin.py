@@ -217,3 +217,20 @@ def test_an_exhibit_naming_an_image_the_bank_lacks_is_a_form_error(instructor_cl
     data.update(exhibit="![A curve](exhibit:missing.png)", explanation=question.explanation, exclusion_group="")
     bound = QuestionAdminForm(data=data, instance=question)
     assert not bound.is_valid() and "No exhibit image named missing.png" in str(bound.errors["exhibit"])
+
+
+def test_the_question_search_uses_ten_words_in_the_same_number_of_queries(instructor_client, nca_genm):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    url = reverse("admin:exams_question_changelist")
+    instructor_client.get(url, {"q": "warm up"})  # the session's first request does one-time work
+    counts = {}
+    for words in (10, 1_500):
+        with CaptureQueriesContext(connection) as queries:
+            response = instructor_client.get(url, {"q": " ".join(["diffusion"] * words)})
+        assert response.status_code == 200
+        counts[words] = len(queries.captured_queries)
+    assert counts[10] == counts[1_500], counts
+    assert "Only the first 10 of the 1500 words were searched." in response.content.decode()
+    assert "the first 10 words are used" in response.content.decode()

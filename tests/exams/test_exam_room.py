@@ -288,3 +288,21 @@ def test_the_admin_refuses_an_eleventh_choice(instructor_client, instructor):
     from exams.admin import ChoiceInline
 
     assert ChoiceInline.max_num == 10 and ChoiceInline.min_num == 2
+
+
+def test_a_practice_started_before_a_mock_cannot_check_the_mocks_questions(learner_client, learner):
+    exam = exam_with_bank(weights=(100,), per_domain=20, question_count=10)
+    practice = attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE, count=20).attempt
+    mock = attempt_start(user=learner, exam=exam, mode=AttemptMode.MOCK).attempt
+    in_mock = set(mock.responses.values_list("question_id", flat=True))
+    shared = practice.responses.filter(question_id__in=in_mock).first()
+    apart = practice.responses.exclude(question_id__in=in_mock).first()
+    response = learner_client.post(question_url(practice, shared.position), {"choice": "1", "check": "1"}, headers=HTMX)
+    assert response.status_code == 422 and "also in your timed mock" in response.content.decode()
+    shared.refresh_from_db()
+    assert shared.checked_at is None and "Because the key is right." not in response.content.decode()
+    response = learner_client.post(question_url(practice, apart.position), {"choice": "1", "check": "1"}, headers=HTMX)
+    assert response.status_code == 200 and "Because the key is right." in response.content.decode()
+    learner_client.post(reverse("exams:submit", args=[mock.pk]), {"confirmed": "1"})
+    response = learner_client.post(question_url(practice, shared.position), {"choice": "1", "check": "1"}, headers=HTMX)
+    assert response.status_code == 200, "once the mock ends the check goes ahead"
