@@ -1,9 +1,6 @@
-"""Exhibit images: which bytes are accepted (PNG, JPEG or WebP up to 500 KB, sniffed, never
-SVG) and which names a question's exhibit refers to."""
+"""Exhibit images: which bytes are accepted (PNG, JPEG or WebP up to 500 KB, sniffed, never SVG)."""
 import hashlib
 import re
-
-from exams.formats import exhibit_images
 
 MAX_BYTES = 500_000
 NAME = re.compile(r"^[\w-][\w.-]{0,118}$")
@@ -34,5 +31,3 @@ def checked_image(name: str, data: bytes) -> tuple[str, str]:
         raise ExhibitError(f"exhibit {name} is not a PNG, JPEG or WebP image")
     return content_type, hashlib.sha256(data).hexdigest()
 
-
-referenced_images = exhibit_images

@@ -2,7 +2,7 @@
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
 
 
@@ -74,6 +74,11 @@ def score_percent(*, right: int, total: int) -> Decimal:
     if total == 0:
         return Decimal("0.00")
     return _percent_half_up(right=right, total=total)
+
+
+def shown_percent(value) -> Decimal:
+    """A stored percent as every page shows it: one decimal, halves up (66.666… → 66.7)."""
+    return Decimal(str(value)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
 
 
 def is_passed(*, right: int, total: int, passing_score: int) -> bool:

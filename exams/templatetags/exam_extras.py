@@ -1,8 +1,9 @@
 """Small display filters for exam pages."""
 from datetime import timedelta
-from decimal import ROUND_HALF_UP, Decimal
 
 from django import template
+
+from exams.grading import shown_percent
 
 register = template.Library()
 
@@ -28,12 +29,9 @@ def seconds_as_clock(value: float | None) -> str:
     return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes:02d}:{seconds:02d}"
 
 
-ONE_PLACE = Decimal("0.1")
-
-
 @register.filter
 def percent(value) -> str:
     """A score as learners see it everywhere: one decimal, halves up, from the stored value ("66.7%")."""
     if value is None or value == "":
         return "—"
-    return f"{Decimal(str(value)).quantize(ONE_PLACE, rounding=ROUND_HALF_UP)}%"
+    return f"{shown_percent(value)}%"

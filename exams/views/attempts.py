@@ -1,5 +1,5 @@
 """Attempts of every mode: start, one question at a time, check (practice), review, submit, results."""
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -165,14 +165,18 @@ def _key_hint(count: int) -> str:
     return f"{digits} or A–{choice_label(count - 1)}" if count <= 5 else digits
 
 
+def _walk_positions(navigator: list[dict], walk: str) -> list[int]:
+    """The slots a walk visits: the flagged ones, or those unanswered or incomplete."""
+    if walk == "flagged":
+        return [slot["position"] for slot in navigator if slot["flagged"]]
+    return [slot["position"] for slot in navigator if not slot["answered"] or slot["incomplete"]]
+
+
 def _walk_slots(navigator: list[dict], walk: str, position: int) -> dict | None:
     """Where a "Review flagged/unanswered" walk stands: which slots it visits and what comes next."""
     if not walk:
         return None
-    if walk == "flagged":
-        slots = [slot["position"] for slot in navigator if slot["flagged"]]
-    else:
-        slots = [slot["position"] for slot in navigator if not slot["answered"] or slot["incomplete"]]
+    slots = _walk_positions(navigator, walk)
     return {
         "name": walk,
         "count": len(slots),
@@ -312,7 +316,7 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
         if check:
             services.attempt_check(attempt=attempt, response=response)
         walk = form.cleaned_data["walk"]
-        target = _go_target(go, position, form.slot_count, walk=_walk_positions(attempt, walk) if walk and go in ("next", "prev") else None)
+        target = _go_target(go, position, form.slot_count, walk=_walk_positions(_navigator(attempt), walk) if walk and go in ("next", "prev") else None)
         if target == "review":
             go = "review"
             target = position
@@ -360,13 +364,6 @@ def _in_running_mock(user, question_id: int) -> bool:
     ).exists()
 
 
-def _walk_positions(attempt: Attempt, walk: str) -> list[int]:
-    navigator = _navigator(attempt)
-    if walk == "flagged":
-        return [slot["position"] for slot in navigator if slot["flagged"]]
-    return [slot["position"] for slot in navigator if not slot["answered"] or slot["incomplete"]]
-
-
 def _refused(request, attempt: Attempt, response: Response, message: str) -> HttpResponse:
     """Input the learner can put right (too many picks, an empty check): 422 and the reason, on the page."""
     if request.htmx:
@@ -402,7 +399,7 @@ def review(request: HttpRequest, attempt_id: int) -> HttpResponse:
             "unanswered": [slot for slot in navigator if not slot["answered"]],
             "incomplete": [slot for slot in navigator if slot["incomplete"]],
             "flagged": [slot for slot in navigator if slot["flagged"]],
-            "first_unanswered": next((slot["position"] for slot in navigator if not slot["answered"] or slot["incomplete"]), 1),
+            "first_unanswered": next(iter(_walk_positions(navigator, "unanswered")), 1),
             "seconds_left": attempt.seconds_left(),
             "shortcuts": False,
         },
@@ -465,9 +462,9 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
     table = []
     for domain in domains:
         right, total = by_attempt[attempt.pk].get(domain.pk, (0, 0))
-        percent = _whole_percent(right, total)
+        percent = _domain_percent(right, total)
         before = by_attempt[previous.pk].get(domain.pk) if previous else None
-        before_percent = _whole_percent(*before) if before else None
+        before_percent = _domain_percent(*before) if before else None
         table.append({
             "domain": domain,
             "right": right,
@@ -543,9 +540,9 @@ def practise_wrong(request: HttpRequest, attempt_id: int) -> HttpResponse:
     return redirect("exams:question", attempt_id=started.attempt.pk, position=1)
 
 
-def _whole_percent(right: int, total: int) -> Decimal | None:
-    """A domain's percent to one decimal, halves up, as every score is shown (round() would go to even)."""
-    return grading.score_percent(right=right, total=total).quantize(Decimal("0.1"), ROUND_HALF_UP) if total else None
+def _domain_percent(right: int, total: int) -> Decimal | None:
+    """A domain's percent, rounded as every score is shown."""
+    return grading.shown_percent(grading.score_percent(right=right, total=total)) if total else None
 
 
 def _result_item(response: Response, erratum: Erratum | None) -> dict:

@@ -4,7 +4,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_safe
 
-from exams.exhibits import referenced_images
+from exams.formats import exhibit_images
 from exams.models import ExhibitImage, Question, QuestionVersion
 
 
@@ -22,7 +22,7 @@ def exhibit(request: HttpRequest, question_id: int, name: str) -> HttpResponse:
             .distinct()
             .values_list("content__exhibit", flat=True)
         )
-    if not any(name in referenced_images(text or "") for text in shown):
+    if not any(name in exhibit_images(text or "") for text in shown):
         raise Http404("No such exhibit.")
     image = get_object_or_404(ExhibitImage, name=name)
     response = HttpResponse(bytes(image.data), content_type=image.content_type)

@@ -522,7 +522,6 @@
     }
   });
 
-  document.body.addEventListener("clock-sync", (event) => setRemaining(event.detail.remaining));
 
   // ---- Multiple select: never more than "Choose N" -----------------------------------
   // Capture phase, so a refused pick never reaches the queue and is never sent.

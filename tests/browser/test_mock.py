@@ -22,8 +22,8 @@ def is_answer_save(response) -> bool:
 
 
 def settled(page) -> None:
-    """Wait until htmx has finished swapping and wiring up the new question."""
-    page.wait_for_function("!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')")
+    """Wait until the page has sent everything it queued (the exam room's own queue)."""
+    page.wait_for_function("!Number((document.getElementById('attempt') || {dataset: {}}).dataset.queued || 0)")
 
 
 def test_a_whole_60_question_mock_by_keyboard(page, live_server, bank, screenshot):

@@ -284,10 +284,28 @@ def test_a_stored_question_past_the_bounds_never_breaks_a_learners_pages(learner
     assert learner_client.get(reverse("exams:export_csv")).status_code == 200
 
 
-def test_the_admin_refuses_an_eleventh_choice(instructor_client, instructor):
-    from exams.admin import ChoiceInline
+def test_the_admin_refuses_an_eleventh_choice():
+    from django.forms import inlineformset_factory
 
-    assert ChoiceInline.max_num == 10 and ChoiceInline.min_num == 2
+    from exams.admin import ChoiceInline, ChoiceInlineFormSet
+    from exams.models import Question
+
+    exam = exam_with_bank(weights=(100,), per_domain=0, question_count=1)
+    question = Question(exam=exam, domain=exam.domains.get(), title="T", stem="S", kind="single", choose=1)
+    # The formset's own rule, past the inline's max_num (which only limits the forms shown).
+    formset_class = inlineformset_factory(Question, Choice, formset=ChoiceInlineFormSet, fields=ChoiceInline.fields, extra=0, max_num=50)
+
+    def data(count: int) -> dict:
+        rows = {"choices-TOTAL_FORMS": str(count), "choices-INITIAL_FORMS": "0"}
+        for n in range(count):
+            rows |= {f"choices-{n}-order": str(n + 1), f"choices-{n}-label": f"{chr(65 + n)}", f"choices-{n}-text": f"Choice {n}",
+                     f"choices-{n}-is_correct": "on" if n == 0 else "", f"choices-{n}-feedback": ""}
+        return rows
+
+    eleven = formset_class(data(11), instance=question, prefix="choices")
+    assert not eleven.is_valid() and "at most 10 choices; this one has 11" in str(eleven.non_form_errors())
+    assert formset_class(data(10), instance=question, prefix="choices").is_valid()
+    assert ChoiceInline.max_num == 10
 
 
 def test_a_practice_started_before_a_mock_cannot_check_the_mocks_questions(learner_client, learner):
