@@ -26,7 +26,7 @@ run: venv
 	$(RUN_ENV) $(PY) manage.py migrate --noinput
 	$(RUN_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(RUN_ENV) $(PY) manage.py load_bank
-	$(RUN_ENV) $(PY) manage.py create_demo_accounts
+	$(RUN_ENV) PORT=$(PORT) $(PY) manage.py create_demo_accounts
 	$(RUN_ENV) $(PY) manage.py create_demo_history
 	@echo "Serving certprep on http://127.0.0.1:$(PORT)  (Ctrl-C stops it)"
 	$(RUN_ENV) $(PY) manage.py runserver 127.0.0.1:$(PORT)

@@ -1,4 +1,6 @@
 """Demo accounts for a local copy (make run); never used by the container deployment."""
+import os
+
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 from django.db import transaction
@@ -22,8 +24,10 @@ class Command(BaseCommand):
         for user in (learner, instructor):
             Profile.objects.for_user(user)
         self.stdout.write(self.style.SUCCESS("Demo accounts (local use only):"))
-        self.stdout.write(f"  learner:    {LEARNER} / {DEMO_PASSWORD}   http://127.0.0.1:8000/")
-        self.stdout.write(f"  instructor: {INSTRUCTOR} / {DEMO_PASSWORD}   http://127.0.0.1:8000/admin/")
+        # make run passes its PORT, so the addresses printed are the ones it serves.
+        site = f"http://127.0.0.1:{os.environ.get('PORT', '8000')}"
+        self.stdout.write(f"  learner:    {LEARNER} / {DEMO_PASSWORD}   {site}/")
+        self.stdout.write(f"  instructor: {INSTRUCTOR} / {DEMO_PASSWORD}   {site}/admin/")
 
     def _user(self, username: str, email: str, *, staff: bool) -> User:
         user, _ = User.objects.get_or_create(username=username, defaults={"email": email})
