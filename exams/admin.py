@@ -11,7 +11,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from config.routers import statistics_reads
-from exams import item_stats, regrade
+from exams import regrade
+from exams.psychometrics import bank as item_stats
 from exams.admin_imports import QuestionImportExportMixin
 from exams.formats import MAX_CHOICES, MIN_CHOICES, exhibit_images
 from exams.markdown import render_markdown

@@ -10,7 +10,7 @@ default), then times, in this process against PostgreSQL on loopback:
     1,000 attempts, rolled back each time;
   - the dashboard of the learner with 1,000 attempts, through django.test.Client and the
     full middleware stack, after a warm-up (median of several);
-  - item statistics for one question and for the whole bank (exams.item_stats);
+  - item statistics for one question and for the whole bank (exams.psychometrics.bank);
   - confirming an erratum on the question every attempt holds, which regrades them all
     (exams.regrade.erratum_confirm), once;
   - importing a 10,000-question GIFT file (exams.imports: parse, then import_bank).
@@ -187,7 +187,8 @@ def measure(args, scale) -> dict:
     from django.db import connection
     from django.test import Client
 
-    from exams import imports, item_stats, regrade, services
+    from exams import imports, regrade, services
+    from exams.psychometrics import bank as item_stats
     from exams.formats import ParsedChoice, ParsedQuestion
     from exams.formats.gift import write_gift
     from exams.models import Attempt, Choice, Domain, Erratum, ErratumSource, ErratumStatus, Exam, Question, Response

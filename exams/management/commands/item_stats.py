@@ -3,9 +3,9 @@ import csv
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from exams.item_stats import statistics_for_exam
+from exams.psychometrics.bank import statistics_for_exam
 from exams.models import Choice, Exam, Question
-from exams.stats import ItemStatistics
+from exams.psychometrics.formulas import ItemStatistics
 
 COLUMNS = [
     "exam", "id", "title", "domain", "n", "facility", "discrimination", "point_biserial",

@@ -44,7 +44,7 @@ class ItemTotals:
     `y` is an attempt's rest-score (its right count without this item), so the item is
     not correlated with itself; the upper and lower groups are the ceil(27%) best and
     worst attempts by score, ties going by attempt id. The database computes these
-    for a whole bank at once (exams.item_stats); `totals_from_observations` is the same
+    for a whole bank at once (exams.psychometrics.bank); `totals_from_observations` is the same
     in Python, and the reference the SQL is tested against.
     """
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exams.stats import ItemObservation, ItemStatistics, item_statistics
+from exams.psychometrics.formulas import ItemObservation, ItemStatistics, item_statistics
 
 CHOICES = [1, 2, 3, 4]
 KEY = frozenset({1})

@@ -1,8 +1,8 @@
-"""Item statistics for a bank: counts and sums in SQL, formulas from exams.stats.
+"""Item statistics for a bank: counts and sums in SQL, formulas from exams.psychometrics.formulas.
 
 The database ranks each question's observations (finished mocks) and returns per
 question a handful of sums, and per question and choice three counts, so a bank of
-millions of responses never comes back to Python row by row. `exams.stats` holds the
+millions of responses never comes back to Python row by row. `exams.psychometrics.formulas` holds the
 formulas and the row-by-row reference the SQL is tested against.
 """
 from collections import defaultdict
@@ -12,7 +12,7 @@ from django.db import DEFAULT_DB_ALIAS, connections, router, transaction
 from django.db.models import QuerySet
 
 from exams.models import Attempt, AttemptMode, Choice, Exam, Question, Response, ResponseChoice
-from exams.stats import ItemStatistics, ItemTotals, statistics_from_totals
+from exams.psychometrics.formulas import ItemStatistics, ItemTotals, statistics_from_totals
 from exams.tuning import local_work_mem
 
 
@@ -61,7 +61,7 @@ def _statistics(*, questions: QuerySet) -> dict[int, ItemStatistics]:
 
 
 def _totals(*, questions: QuerySet) -> dict[int, ItemTotals]:
-    """ItemTotals per question in one statement (see exams.stats.ItemTotals for the terms).
+    """ItemTotals per question in one statement (see exams.psychometrics.formulas.ItemTotals for the terms).
 
     Each finished mock's slot is one observation: x = 1 when graded right (unanswered and
     voided slots count as wrong), the attempt's score ranks it within its question (ties

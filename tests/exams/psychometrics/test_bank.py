@@ -11,9 +11,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from exams.item_stats import likely_miskeyed_ids, statistics_for_exam, statistics_for_question
+from exams.psychometrics.bank import likely_miskeyed_ids, statistics_for_exam, statistics_for_question
 from exams.grading import score_percent
-from exams.stats import ItemObservation, item_statistics
+from exams.psychometrics.formulas import ItemObservation, item_statistics
 from exams.models import (
     Attempt,
     AttemptMode,
