@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from django.db import connection
 
-from exams import readiness
+from exams import readiness, sampling
 from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewItem
 
 # Mastery looks at this many of the learner's latest answered responses per domain.
@@ -20,6 +20,7 @@ class DomainStanding:
     weight: int
     right: int
     answered: int
+    order: int = 0
 
     @property
     def mastery(self) -> float | None:
@@ -27,10 +28,12 @@ class DomainStanding:
 
 
 def domain_standings(*, user, exam: Exam) -> list[DomainStanding]:
-    """Per domain: right out of the last 50 answered responses in finished attempts (all modes).
+    """Per domain: right out of the last 50 counted responses in finished attempts (all modes).
 
-    One query however long the history (see `_standings_sql`); unanswered and voided
-    responses are left out.
+    One query however long the history (see `_standings_sql`). Counted: every slot of a
+    mock, an unanswered one as wrong (as the mock's score counts it); outside mocks a slot
+    once graded, i.e. answered (checked, or graded when the session was submitted). Void
+    slots never count.
     """
     sql, params = _standings_sql(user=user, exam=exam)
     with connection.cursor() as cursor:
@@ -38,7 +41,7 @@ def domain_standings(*, user, exam: Exam) -> list[DomainStanding]:
         counts = {domain_id: (int(right), int(answered)) for domain_id, right, answered in cursor.fetchall()}
     return [
         DomainStanding(
-            domain_id=domain.pk, name=domain.name, weight=domain.weight,
+            domain_id=domain.pk, name=domain.name, weight=domain.weight, order=domain.order,
             right=counts.get(domain.pk, (0, 0))[0], answered=counts.get(domain.pk, (0, 0))[1],
         )
         for domain in exam.domains.all()
@@ -77,11 +80,17 @@ def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
         plus_margin = lambda value: f"strftime('%%Y-%%m-%%d %%H:%%M:%%f', {value}, '+{margin + 1} seconds')"  # noqa: E731
     ctes = [f"""
         recent AS (
-            SELECT id, finished_at, ROW_NUMBER() OVER (ORDER BY finished_at DESC, id DESC) AS k
+            SELECT id, mode, finished_at, ROW_NUMBER() OVER (ORDER BY finished_at DESC, id DESC) AS k
             FROM {attempt}
             WHERE user_id = %s AND exam_id = %s AND status IN (%s, %s)
         )"""]
     params: list = [user.pk, exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED]
+    # A mock's every slot counts (unanswered is wrong); elsewhere a slot counts once graded,
+    # i.e. answered in a finished session (checked, or graded at submit). Void slots never.
+    # A mock's unanswered slot takes its attempt's finish as its time.
+    mock = AttemptMode.MOCK.value
+    counted = f"r.is_correct IS NOT NULL AND (a.mode = '{mock}' OR r.answered_at IS NOT NULL)"
+    stamp = "COALESCE(r.answered_at, a.finished_at)"
     selects, skipped = [], "1 = 1"
     for tier, size in enumerate((*MASTERY_TIERS, None), start=1):
         in_tier = f"a.k <= {size}" if size else "1 = 1"
@@ -90,11 +99,11 @@ def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
             SELECT domain_id, SUM(CASE WHEN is_correct THEN 1 ELSE 0 END) AS right_count,
                    COUNT(*) AS answered, MIN(answered_at) AS oldest
             FROM (
-                SELECT r.domain_id AS domain_id, r.is_correct AS is_correct, r.answered_at AS answered_at,
-                       ROW_NUMBER() OVER (PARTITION BY r.domain_id ORDER BY r.answered_at DESC, r.id DESC) AS n
+                SELECT r.domain_id AS domain_id, r.is_correct AS is_correct, {stamp} AS answered_at,
+                       ROW_NUMBER() OVER (PARTITION BY r.domain_id ORDER BY {stamp} DESC, r.id DESC) AS n
                 FROM {response} r
                 JOIN recent a ON a.id = r.attempt_id
-                WHERE {in_tier} AND r.answered_at IS NOT NULL AND r.is_correct IS NOT NULL AND {skipped}
+                WHERE {in_tier} AND {counted} AND {skipped}
             ) numbered
             WHERE n <= %s
             GROUP BY domain_id
@@ -121,9 +130,18 @@ def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
     return "WITH " + ",".join(ctes) + "\n" + "\nUNION ALL\n".join(selects), params
 
 
-def readiness_estimate(standings: list[DomainStanding]) -> readiness.Readiness | None:
+def readiness_estimate(standings: list[DomainStanding], *, exam: Exam) -> readiness.Readiness | None:
+    """Standing, next mock and P(pass); each domain's seats are the draw's own quotas."""
+    seats = sampling.quotas(
+        domains=[sampling.DomainQuota(domain_id=s.domain_id, weight=s.weight, order=s.order) for s in standings],
+        total=exam.question_count,
+    )
     return readiness.estimate(
-        domains=[readiness.DomainEvidence(weight=s.weight, right=s.right, answered=s.answered) for s in standings]
+        domains=[
+            readiness.DomainEvidence(weight=s.weight, right=s.right, answered=s.answered, seats=seats[s.domain_id])
+            for s in standings
+        ],
+        passing_score=exam.passing_score,
     )
 
 

@@ -35,3 +35,15 @@ def percent(value) -> str:
     if value is None or value == "":
         return "—"
     return f"{shown_percent(value)}%"
+
+
+@register.filter
+def chance(value) -> str:
+    """A probability as a whole percent, never a false certainty: "under 1%", "43%", "over 99%"."""
+    if value is None or value == "":
+        return "—"
+    if value < 0.005:
+        return "under 1%"
+    if value > 0.995:
+        return "over 99%"
+    return f"{round(100 * value)}%"

@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from exams import progress
 from exams.models import Attempt, AttemptMode, AttemptStatus, Response, ResponseChoice, ReviewItem
-from exams.services import attempt_start
-from exams.templatetags.exam_extras import percent
+from exams.services import attempt_start, attempt_submit
+from exams.templatetags.exam_extras import chance, percent
 from tests.factories import exam_with_bank
 
 pytestmark = pytest.mark.django_db
@@ -60,17 +60,21 @@ def finished_history(user, exam, *, attempts: int, answered_share: float = 0.9, 
 
 
 def expected_standings(user, exam) -> dict[str, tuple[int, int]]:
-    """Mastery counts recomputed in Python straight from the rows, by PRODUCT §3's definition."""
-    rows = (
-        Response.objects.filter(
-            attempt__user=user, attempt__exam=exam, attempt__status__in=Attempt.FINISHED_STATUSES,
-            answered_at__isnull=False, is_correct__isnull=False,
-        )
-        .order_by("-answered_at", "-pk")
-        .values_list("domain__name", "is_correct")
-    )
+    """Mastery counts recomputed in Python straight from the rows, by PRODUCT §3's definition.
+
+    Counted: every non-void slot of a finished mock (unanswered = wrong, timed at the
+    mock's finish); elsewhere a graded slot that was answered. Newest 50 per domain.
+    """
+    rows = Response.objects.filter(
+        attempt__user=user, attempt__exam=exam, attempt__status__in=Attempt.FINISHED_STATUSES, is_correct__isnull=False,
+    ).values_list("pk", "domain__name", "is_correct", "answered_at", "attempt__mode", "attempt__finished_at")
+    counted = [
+        (answered_at or finished_at, pk, domain, right)
+        for pk, domain, right, answered_at, mode, finished_at in rows
+        if mode == AttemptMode.MOCK or answered_at is not None
+    ]
     counts: dict[str, list[int]] = {}
-    for domain, right in rows:
+    for _, _, domain, right in sorted(counted, reverse=True):
         bucket = counts.setdefault(domain, [0, 0])
         if bucket[1] < 50:
             bucket[0] += int(right)
@@ -79,16 +83,24 @@ def expected_standings(user, exam) -> dict[str, tuple[int, int]]:
 
 
 def expected_readiness(standings, weights) -> tuple[float, float, float]:
+    """The standing by hand: each domain's prior is 4 answers at the smoothed overall rate, answers weigh 0.75."""
+    right_all = sum(right for right, _ in standings.values())
+    n_all = sum(n for _, n in standings.values())
+    overall = (1 + right_all) / (2 + n_all)
     mean = var = 0.0
     for domain, weight in weights.items():
         right, n = standings.get(domain, (0, 0))
-        a, b = 1 + right, 1 + n - right
+        a, b = 4 * overall + 0.75 * right, 4 * (1 - overall) + 0.75 * (n - right)
         w = weight / 100
         mean += w * a / (a + b)
         var += w * w * a * b / ((a + b) ** 2 * (a + b + 1))
     half = 1.645 * math.sqrt(var)
     clip = lambda x: min(100.0, max(0.0, 100 * x))  # noqa: E731
     return clip(mean), clip(mean - half), clip(mean + half)
+
+
+def standing_html(predicted: float) -> str:
+    return f'<dt>Your standing</dt>\n          <dd><strong class="score">{percent(predicted)}</strong>'
 
 
 def test_a_new_learner_sees_a_first_step(learner_client):
@@ -108,8 +120,8 @@ def test_mastery_and_readiness_follow_the_formulas(learner_client, learner):
         assert n <= 50
     weights = dict(exam.domains.values_list("name", "weight"))
     predicted, low, high = expected_readiness(standings, weights)
-    assert f'<strong class="score">{percent(predicted)}</strong> predicted score' in page
-    assert f"90% band {percent(low)}–{percent(high)}" in page
+    assert standing_html(predicted) in page
+    assert f"90% credible band {percent(low)}–{percent(high)}" in page
 
 
 def test_readiness_needs_20_answers(learner_client, learner):
@@ -231,7 +243,7 @@ def test_the_estimate_uses_the_exams_own_weights(learner_client, learner):
         weights = {first.name: heavy, second.name: light}
         predicted, _, _ = expected_readiness(standings, weights)
         page = learner_client.get(reverse("exams:dashboard")).content.decode()
-        assert f'<strong class="score">{percent(predicted)}</strong> predicted score' in page, (heavy, light)
+        assert standing_html(predicted) in page, (heavy, light)
         predictions.add(round(predicted))
     assert len(predictions) == 3
 
@@ -269,3 +281,48 @@ def test_a_tier_is_not_taken_when_an_answer_outside_it_is_newer_by_a_fraction_of
     got = {s.name: (s.right, s.answered) for s in progress.domain_standings(user=learner, exam=exam) if s.answered}
     assert got == expected_standings(learner, exam)
     assert sum(right for right, _ in got.values()) == 1  # the outside answer, the only right one
+
+
+def answer(attempt, slots, *, right: bool) -> None:
+    for slot in slots:
+        choice = slot.question.choices.filter(is_correct=right).first()
+        attempt.record_answer(response=slot, choice_ids=[choice.pk])
+
+
+def test_a_mocks_unanswered_slots_count_as_wrong_and_an_unchecked_practice_slot_does_not(learner_client, learner):
+    """The issue's case: a mock left mostly unanswered must not show a perfect domain."""
+    exam = exam_with_bank(weights=(100,), per_domain=40, question_count=30)
+    mock = attempt_start(user=learner, exam=exam).attempt
+    answer(mock, list(mock.responses.all()[:3]), right=True)
+    attempt_submit(user=learner, attempt_id=mock.pk)
+    (standing,) = progress.domain_standings(user=learner, exam=exam)
+    assert (standing.right, standing.answered) == (3, 30)
+    practice = attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE, count=10).attempt
+    answer(practice, list(practice.responses.all()[:4]), right=True)
+    attempt_submit(user=learner, attempt_id=practice.pk)  # graded at submit; 6 never answered
+    (standing,) = progress.domain_standings(user=learner, exam=exam)
+    assert (standing.right, standing.answered) == (7, 34)
+    assert progress.domain_standings(user=learner, exam=exam)[0].mastery == pytest.approx(100 * 7 / 34)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "<td class=\"num\">7/34</td>" in page
+
+
+def test_the_dashboard_names_standing_next_mock_and_chance_of_passing(learner_client, learner):
+    exam = exam_with_bank(weights=(60, 40), per_domain=20, question_count=20, passing_score=70)
+    finished_history(learner, exam, attempts=8, per_attempt=5, answered_share=1.0, seed=2)
+    standings = progress.domain_standings(user=learner, exam=exam)
+    estimate = progress.readiness_estimate(standings, exam=exam)
+    assert estimate.counted == 40 and estimate.rough and estimate.seats == 20
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert f"<strong class=\"score\">{percent(estimate.next_low)}–{percent(estimate.next_high)}</strong>" in page
+    assert f"({estimate.next_low_right}–{estimate.next_high_right} of 20 right, 9 times in 10)" in page
+    assert f"<strong class=\"score\">{chance(estimate.pass_chance)}</strong>" in page
+    assert "Rough: from only 40 counted answers. The range firms up from 60." in page
+    finished_history(learner, exam, attempts=8, per_attempt=5, answered_share=1.0, seed=3)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "Rough:" not in page and "From your last 80 counted answers" in page
+
+
+@pytest.mark.parametrize(("value", "shown"), [(0.0, "under 1%"), (0.004, "under 1%"), (0.43, "43%"), (0.996, "over 99%")])
+def test_a_chance_is_shown_without_false_certainty(value, shown):
+    assert chance(value) == shown
