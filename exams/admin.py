@@ -306,10 +306,12 @@ class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
         stats = self._stat(question)
         return f"{stats.point_biserial:+.2f}" if stats and stats.point_biserial is not None else "—"
 
-    @admin.display(description="Likely mis-keyed", boolean=True)
-    def miskeyed(self, question: Question) -> bool | None:
+    @admin.display(description="Mis-key flag")
+    def miskeyed(self, question: Question) -> str:
         stats = self._stat(question)
-        return stats.likely_miskeyed if stats and stats.n else None
+        if not stats or not stats.miskey:
+            return "—"
+        return f"{stats.miskey} (n = {stats.n}{', few attempts' if stats.miskey_caveat else ''})"
 
     @admin.display(description="Item statistics")
     def statistics_panel(self, question: Question) -> str:

@@ -6,6 +6,51 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 MIN_N_FOR_MISKEY = 30
+# From this n a flag may be "very likely" on the size of the gap alone, and no caveat is shown.
+MIN_N_FOR_CONFIDENT_MISKEY = 100
+# How far (as a share of the group size) a distractor's upper−lower gap must beat the key's.
+CLEAR_GAP = 0.20
+
+
+class MiskeyTier:
+    VERY_LIKELY = "very likely"
+    LIKELY = "likely"
+
+
+def miskey_tier(
+    *, n: int, upper_counts: dict[int, int], lower_counts: dict[int, int], choice_counts: dict[int, int],
+    key: frozenset[int], upper_right: int, lower_right: int,
+) -> str | None:
+    """The mis-key rule (docs/MEASUREMENT.md): None, "likely" or "very likely".
+
+    A real key discriminates: more of the upper 27% pick it than of the lower. Flag when
+    some distractor's upper−lower gap is larger than the key's (for a multiple-answer
+    item, the key's least-chosen choice), or D < 0, at n ≥ 30. "Very likely" when both
+    hold, or at n ≥ 100 when a distractor's gap beats the key's by at least 0.20 of the
+    group. A hard item with one tempting distractor has that distractor ahead in the
+    upper group, but it is ahead in the lower group too, so its gap stays small: the old
+    "beats the key in the upper group" rule flagged those.
+    """
+    if not key:
+        raise ValueError("an item needs at least one key choice")
+    if n < MIN_N_FOR_MISKEY:
+        return None
+    size = group_size(n)
+    gap = {c: upper_counts.get(c, 0) - lower_counts.get(c, 0) for c in set(upper_counts) | set(lower_counts) | set(key)}
+    # The key's weakest link: its least-chosen choice (ties: the smaller gap).
+    weakest = min(key, key=lambda c: (choice_counts.get(c, 0), gap[c], c))
+    distractor_gaps = [g for c, g in gap.items() if c not in key]
+    best_distractor = max(distractor_gaps, default=None)
+    distractor_ahead = best_distractor is not None and best_distractor > gap[weakest]
+    # Compared in integers (same group size on both sides) so D < 0 is exact.
+    negative_d = upper_right < lower_right
+    if not (distractor_ahead or negative_d):
+        return None
+    clear = (
+        n >= MIN_N_FOR_CONFIDENT_MISKEY and best_distractor is not None
+        and (best_distractor - gap[weakest]) >= CLEAR_GAP * size
+    )
+    return MiskeyTier.VERY_LIKELY if (distractor_ahead and negative_d) or clear else MiskeyTier.LIKELY
 
 
 @dataclass(frozen=True)
@@ -34,7 +79,17 @@ class ItemStatistics:
     choice_counts: dict[int, int]
     upper_counts: dict[int, int]
     lower_counts: dict[int, int]
-    likely_miskeyed: bool
+    # None, "likely" or "very likely" (miskey_tier).
+    miskey: str | None = None
+
+    @property
+    def likely_miskeyed(self) -> bool:
+        return self.miskey is not None
+
+    @property
+    def miskey_caveat(self) -> bool:
+        """A flag on fewer than 100 attempts: worth a look, not yet worth acting on alone."""
+        return self.miskey is not None and self.n < MIN_N_FOR_CONFIDENT_MISKEY
 
 
 @dataclass(frozen=True)
@@ -140,20 +195,20 @@ def statistics_from_totals(totals: ItemTotals, *, key: frozenset[int], all_choic
         raise ValueError("an item needs at least one key choice")
     n, size = totals.n, totals.group_size
     upper_counts = _with_every_choice(totals.upper_counts, all_choices)
-    least_chosen_key = min(upper_counts.get(choice_id, 0) for choice_id in key)
-    distractor_beats_key = any(
-        count > least_chosen_key for choice_id, count in upper_counts.items() if choice_id not in key
+    lower_counts = _with_every_choice(totals.lower_counts, all_choices)
+    choice_counts = _with_every_choice(totals.choice_counts, all_choices)
+    tier = miskey_tier(
+        n=n, upper_counts=upper_counts, lower_counts=lower_counts, choice_counts=choice_counts, key=key,
+        upper_right=totals.upper_right, lower_right=totals.lower_right,
     )
-    # Compared in integers (same group size on both sides) so D < 0 is exact.
-    likely_miskeyed = n >= MIN_N_FOR_MISKEY and (totals.upper_right < totals.lower_right or distractor_beats_key)
     return ItemStatistics(
         n=n,
         facility=totals.right / n if n else None,
         group_size=size,
         discrimination=(totals.upper_right - totals.lower_right) / size if n else None,
         point_biserial=_point_biserial(totals),
-        choice_counts=_with_every_choice(totals.choice_counts, all_choices),
+        choice_counts=choice_counts,
         upper_counts=upper_counts,
-        lower_counts=_with_every_choice(totals.lower_counts, all_choices),
-        likely_miskeyed=likely_miskeyed,
+        lower_counts=lower_counts,
+        miskey=tier,
     )

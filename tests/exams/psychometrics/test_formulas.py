@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exams.psychometrics.formulas import ItemObservation, ItemStatistics, item_statistics
+from exams.psychometrics.formulas import ItemObservation, ItemStatistics, MiskeyTier, item_statistics, miskey_tier
 
 CHOICES = [1, 2, 3, 4]
 KEY = frozenset({1})
@@ -49,7 +49,7 @@ def test_hand_example() -> None:
         choice_counts={1: 4, 2: 3, 3: 1, 4: 1},
         upper_counts={1: 2, 2: 1, 3: 0, 4: 0},
         lower_counts={1: 0, 2: 1, 3: 0, 4: 1},
-        likely_miskeyed=False,  # n < 30
+        miskey=None,  # n < 30
     )
     assert result.point_biserial == pytest.approx(0.397389, abs=1e-6)
 
@@ -96,7 +96,7 @@ def test_no_observations() -> None:
         choice_counts={1: 0, 2: 0, 3: 0, 4: 0},
         upper_counts={1: 0, 2: 0, 3: 0, 4: 0},
         lower_counts={1: 0, 2: 0, 3: 0, 4: 0},
-        likely_miskeyed=False,
+        miskey=None,
     )
 
 
@@ -159,6 +159,78 @@ def test_distractor_beating_the_least_chosen_key_choice_is_flagged() -> None:
     assert result.upper_counts == {1: 9, 2: 3, 3: 6, 4: 0}
     assert result.discrimination == pytest.approx(3 / 9)
     assert result.likely_miskeyed
+
+
+def tiered(n: int, upper: dict[int, int], lower: dict[int, int], key=KEY) -> str | None:
+    counts = {c: upper.get(c, 0) + lower.get(c, 0) + 1 for c in CHOICES}
+    right = lambda group: sum(v for c, v in group.items() if c in key) if len(key) == 1 else min(group.get(c, 0) for c in key)  # noqa: E731
+    return miskey_tier(
+        n=n, upper_counts=upper, lower_counts=lower, choice_counts=counts, key=key,
+        upper_right=right(upper), lower_right=right(lower),
+    )
+
+
+def test_a_hard_item_with_a_tempting_distractor_is_not_flagged() -> None:
+    # n = 200, groups of 54. Distractor 2 leads in the upper group (20 against the key's
+    # 14) but leads in the lower group too (30): its gap is −10, the key's +10.
+    # The old rule ("a distractor beats the key in the upper group") flagged this one.
+    assert tiered(200, upper={1: 14, 2: 20, 3: 10, 4: 10}, lower={1: 4, 2: 30, 3: 10, 4: 10}) is None
+
+
+def test_tiers_by_hand() -> None:
+    # Distractor 2's gap (+6) beats the key's (+2), D > 0: likely.
+    assert tiered(60, upper={1: 6, 2: 8, 3: 2}, lower={1: 4, 2: 2, 3: 5, 4: 6}) == MiskeyTier.LIKELY
+    # Both hold (distractor 2 gap +6, key gap −2, so D < 0): very likely, even below 100.
+    assert tiered(60, upper={1: 2, 2: 8, 3: 3, 4: 4}, lower={1: 4, 2: 2, 3: 5, 4: 6}) == MiskeyTier.VERY_LIKELY
+    # D < 0 alone (every distractor's gap ≤ the key's −1): likely.
+    assert tiered(60, upper={1: 3, 2: 4, 3: 5, 4: 5}, lower={1: 4, 2: 5, 3: 6, 4: 6}) == MiskeyTier.LIKELY
+    # n = 100, groups of 27: a distractor's gap beats the key's by 6 ≥ 0.20·27 = 5.4: very likely.
+    assert tiered(100, upper={1: 10, 2: 12, 3: 5}, lower={1: 8, 2: 4, 3: 9, 4: 6}) == MiskeyTier.VERY_LIKELY
+    # By 5 < 5.4: likely. At n = 99 the same lead is only likely too.
+    assert tiered(100, upper={1: 10, 2: 11, 3: 6}, lower={1: 8, 2: 4, 3: 9, 4: 6}) == MiskeyTier.LIKELY
+    assert tiered(99, upper={1: 10, 2: 12, 3: 5}, lower={1: 8, 2: 4, 3: 9, 4: 6}) == MiskeyTier.LIKELY
+    # Below 30, nothing.
+    assert tiered(29, upper={1: 0, 2: 8}, lower={1: 8, 2: 0}) is None
+
+
+def test_a_multiple_answer_key_is_as_strong_as_its_least_chosen_choice() -> None:
+    key = frozenset({1, 2})
+    # Key choice 2 is the least chosen; its gap (+1) is beaten by distractor 3 (+3).
+    assert tiered(60, upper={1: 12, 2: 3, 3: 5}, lower={1: 4, 2: 2, 3: 2}, key=key) == MiskeyTier.LIKELY
+    assert tiered(60, upper={1: 12, 2: 6, 3: 5}, lower={1: 4, 2: 2, 3: 4}, key=key) is None
+
+
+def test_a_flag_below_100_attempts_carries_a_caveat() -> None:
+    def flagged(n: int) -> ItemStatistics:
+        observations = [observe(i, 100 - i, i >= n // 2, 1 if i >= n // 2 else 2) for i in range(n)]
+        return item_statistics(observations=observations, key=KEY, all_choices=CHOICES)
+
+    assert flagged(40).miskey == MiskeyTier.VERY_LIKELY and flagged(40).miskey_caveat
+    assert flagged(120).miskey == MiskeyTier.VERY_LIKELY and not flagged(120).miskey_caveat
+
+
+@settings(max_examples=100)
+@given(
+    upper=st.lists(st.integers(min_value=0, max_value=20), min_size=4, max_size=4),
+    lower=st.lists(st.integers(min_value=0, max_value=20), min_size=4, max_size=4),
+    n=st.integers(min_value=0, max_value=300),
+    order=st.permutations(CHOICES),
+)
+def test_the_rule_does_not_depend_on_how_choices_are_labelled(upper, lower, n, order) -> None:
+    """Relabelling the choices (and the key with them) never changes the tier."""
+    relabel = dict(zip(CHOICES, order, strict=True))
+    up, low = dict(zip(CHOICES, upper, strict=True)), dict(zip(CHOICES, lower, strict=True))
+    counts = {c: up[c] + low[c] for c in CHOICES}
+    plain = miskey_tier(n=n, upper_counts=up, lower_counts=low, choice_counts=counts, key=KEY,
+                        upper_right=up[1], lower_right=low[1])
+    moved = miskey_tier(
+        n=n, upper_counts={relabel[c]: v for c, v in up.items()}, lower_counts={relabel[c]: v for c, v in low.items()},
+        choice_counts={relabel[c]: v for c, v in counts.items()}, key=frozenset({relabel[1]}),
+        upper_right=up[1], lower_right=low[1],
+    )
+    assert plain == moved
+    if n < 30:
+        assert plain is None
 
 
 # --- properties ---------------------------------------------------------------------
