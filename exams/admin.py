@@ -8,11 +8,10 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 
-from config.routers import statistics_reads
 from exams import regrade
-from exams.psychometrics import bank as item_stats
 from exams.admin_imports import QuestionImportExportMixin
 from exams.formats import MAX_CHOICES, MIN_CHOICES, exhibit_images
 from exams.markdown import render_markdown
@@ -25,8 +24,11 @@ from exams.models import (
     ErratumPolicy,
     ErratumStatus,
     Exam,
+    ExamStatistic,
     ExhibitImage,
+    ItemStatistic,
     LearnerAccommodation,
+    MiskeyFlag,
     Question,
     QuestionKind,
 )
@@ -64,11 +66,21 @@ class ExamAdmin(admin.ModelAdmin):
     list_filter = ("is_published",)
     search_fields = ("code", "title")
     inlines = [DomainInline]
+    readonly_fields = ("test_statistics",)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(
             bank=Count("questions", filter=Q(questions__is_active=True))
         )
+
+    @admin.display(description="Test statistics (finished mocks)")
+    def test_statistics(self, exam: Exam) -> str:
+        if not exam.pk:
+            return "—"
+        rows = list(ExamStatistic.objects.filter(exam=exam).order_by("first_mock_only"))
+        if not rows:
+            return "Not computed yet: run manage.py refresh_item_statistics."
+        return render_to_string("admin/exams/exam/test_statistics.html", {"rows": rows})
 
     @admin.display(description="Active questions", ordering="bank")
     def bank_size(self, exam: Exam) -> int:
@@ -176,31 +188,32 @@ class OpenErratumFilter(admin.SimpleListFilter):
 
 
 class LikelyMiskeyedFilter(admin.SimpleListFilter):
+    """Reads the stored item statistics (manage.py refresh_item_statistics), never recomputes them."""
+
     title = "likely mis-keyed"
     parameter_name = "miskeyed"
 
     def lookups(self, request, model_admin):
-        return [("yes", "Likely mis-keyed")]
+        return [("yes", "Likely or very likely mis-keyed"), ("very", "Very likely mis-keyed")]
 
     def queryset(self, request, queryset):
-        if self.value() != "yes":
+        if self.value() not in ("yes", "very"):
             return queryset
-        flagged: set[int] = set()
-        with statistics_reads():
-            for exam in Exam.objects.filter(pk__in=queryset.values("exam")):
-                flagged |= item_stats.likely_miskeyed_ids(exam=exam)
-        return queryset.filter(pk__in=flagged)
+        flagged = ItemStatistic.objects.filter(question=OuterRef("pk"), first_mock_only=False).exclude(miskey="")
+        if self.value() == "very":
+            flagged = flagged.filter(miskey=MiskeyFlag.VERY_LIKELY)
+        return queryset.filter(Exists(flagged))
 
 
 class QuestionChangeList(ChangeList):
-    """The question list, with item statistics for the questions on this page only (two queries)."""
+    """The question list, with the stored item statistics of the questions on this page (one query)."""
 
     def get_results(self, request):
         super().get_results(request)
-        with statistics_reads():
-            statistics = item_stats.statistics_for_questions(
-                questions=Question.objects.filter(pk__in=[question.pk for question in self.result_list])
-            )
+        statistics = {
+            row.question_id: row
+            for row in ItemStatistic.objects.filter(question__in=[q.pk for q in self.result_list], first_mock_only=False)
+        }
         for question in self.result_list:
             question.item_statistics = statistics.get(question.pk)
 
@@ -291,6 +304,16 @@ class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
     def _stat(self, question: Question):
         return getattr(question, "item_statistics", None)
 
+    def changelist_view(self, request, extra_context=None):
+        # Say how old the statistics on the page are: they are stored by a refresh, not live.
+        latest = ItemStatistic.objects.order_by("-computed_at").values_list("computed_at", flat=True).first()
+        if latest is None:
+            messages.info(request, "Item statistics have not been computed yet: run manage.py refresh_item_statistics.")
+        else:
+            messages.info(request, f"Item statistics as computed {timezone.localtime(latest):%Y-%m-%d %H:%M} "
+                                   "(manage.py refresh_item_statistics recomputes them).")
+        return super().changelist_view(request, extra_context)
+
     @admin.display(description="p")
     def facility(self, question: Question) -> str:
         stats = self._stat(question)
@@ -299,12 +322,12 @@ class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
     @admin.display(description="D")
     def discrimination(self, question: Question) -> str:
         stats = self._stat(question)
-        return f"{stats.discrimination:+.2f}" if stats and stats.discrimination is not None else "—"
+        return f"{stats.d_upper_lower:+.2f}" if stats and stats.d_upper_lower is not None else "—"
 
-    @admin.display(description="r pb")
+    @admin.display(description="r (rest)")
     def point_biserial(self, question: Question) -> str:
         stats = self._stat(question)
-        return f"{stats.point_biserial:+.2f}" if stats and stats.point_biserial is not None else "—"
+        return f"{stats.discrimination_index:+.2f}" if stats and stats.discrimination_index is not None else "—"
 
     @admin.display(description="Mis-key flag")
     def miskeyed(self, question: Question) -> str:
@@ -317,23 +340,13 @@ class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
     def statistics_panel(self, question: Question) -> str:
         if not question.pk:
             return "—"
-        with statistics_reads():
-            stats = item_stats.statistics_for_question(question=question)
-        if not stats.n:
-            return "No finished mock holds this question yet."
-        choices = list(question.choices.order_by("order", "pk"))
+        rows = {row.first_mock_only: row for row in ItemStatistic.objects.filter(question=question)}
+        if not rows:
+            return "Not computed yet: run manage.py refresh_item_statistics."
+        variants = [(label, rows[key]) for key, label in ((False, "All"), (True, "Each learner's first")) if key in rows]
         return render_to_string(
             "admin/exams/question/statistics_panel.html",
-            {
-                "stats": stats,
-                "rows": [
-                    {
-                        "choice": choice, "overall": stats.choice_counts.get(choice.pk, 0),
-                        "upper": stats.upper_counts.get(choice.pk, 0), "lower": stats.lower_counts.get(choice.pk, 0),
-                    }
-                    for choice in choices
-                ],
-            },
+            {"stats": rows.get(False), "first": rows.get(True), "variants": variants},
         )
 
     @admin.display(description="Stem as learners see it")

@@ -2,7 +2,7 @@
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 MIN_N_FOR_MISKEY = 30
@@ -113,6 +113,11 @@ class ItemTotals:
     choice_counts: dict[int, int]
     upper_counts: dict[int, int]
     lower_counts: dict[int, int]
+    # Σ y over the `right` attempts with the highest rest-scores: the covariance the item
+    # would have if exactly the best attempts got it right (discriminative efficiency).
+    sum_top_y: int = 0
+    # Σ y over the attempts that picked each choice (option point-biserial).
+    choice_sum_y: dict[int, int] = field(default_factory=dict)
 
     @property
     def group_size(self) -> int:
@@ -143,7 +148,13 @@ def totals_from_observations(observations: Sequence[ItemObservation]) -> ItemTot
     lower = ranked[n - size :]
     xs = [int(o.right) for o in observations]
     ys = [o.attempt_right - x for o, x in zip(observations, xs, strict=True)]
+    choice_sum_y: dict[int, int] = {}
+    for o, y in zip(observations, ys, strict=True):
+        for choice_id in o.selected:
+            choice_sum_y[choice_id] = choice_sum_y.get(choice_id, 0) + y
     return ItemTotals(
+        sum_top_y=sum(sorted(ys, reverse=True)[: sum(xs)]),
+        choice_sum_y=choice_sum_y,
         n=n,
         right=sum(xs),
         upper_right=sum(o.right for o in upper),
@@ -212,3 +223,135 @@ def statistics_from_totals(totals: ItemTotals, *, key: frozenset[int], all_choic
         lower_counts=lower_counts,
         miskey=tier,
     )
+
+
+# --- Moodle's quiz statistics (fractions, not percents) ------------------------------------
+
+
+def item_sd(*, n: int, right: int) -> float | None:
+    """Sample standard deviation (n − 1) of a 0/1 item score."""
+    if n < 2:
+        return None
+    p = right / n
+    return math.sqrt(n * p * (1 - p) / (n - 1))
+
+
+def random_guess_score(*, choices: int, keys: int) -> float:
+    """The facility of someone picking at random: 1 of the C(choices, keys) all-or-nothing selections."""
+    if not 1 <= keys <= choices:
+        raise ValueError(f"need 1 <= keys <= choices, got keys={keys}, choices={choices}")
+    return 1 / math.comb(choices, keys)
+
+
+def discriminative_efficiency(totals: ItemTotals) -> float | None:
+    """Cov(x, rest) over the largest covariance the item's facility allows (Moodle's definition).
+
+    The largest comes from pairing the sorted item scores with the sorted rest-scores:
+    the `right` best rest-scores get the item right, which gives Σ_top y − right·ȳ.
+    """
+    n = totals.n
+    if n < 2:
+        return None
+    covariance = n * totals.sum_xy - totals.right * totals.sum_y
+    largest = n * totals.sum_top_y - totals.right * totals.sum_y
+    if largest <= 0:
+        return None
+    return covariance / largest
+
+
+def option_discrimination(*, n: int, picked: int, sum_y_picked: int, sum_y: int, sum_yy: int) -> float | None:
+    """Point-biserial of "picked this choice" with the rest-score; a working distractor's is negative."""
+    picks_spread = n * picked - picked * picked
+    rest_spread = n * sum_yy - sum_y * sum_y
+    if picks_spread <= 0 or rest_spread <= 0:
+        return None
+    return (n * sum_y_picked - picked * sum_y) / (math.sqrt(picks_spread) * math.sqrt(rest_spread))
+
+
+# A distractor picked by fewer than this share does no work.
+NON_FUNCTIONING_BELOW = 0.05
+
+
+@dataclass(frozen=True)
+class ChoiceStatistic:
+    choice_id: int
+    is_key: bool
+    picked: int
+    upper: int
+    lower: int
+    share: float | None
+    option_discrimination: float | None
+
+    @property
+    def non_functioning(self) -> bool:
+        """A distractor almost nobody picks, or one the stronger attempts pick more."""
+        if self.is_key or self.share is None:
+            return False
+        positive = self.option_discrimination is not None and self.option_discrimination > 0
+        return self.share < NON_FUNCTIONING_BELOW or positive
+
+
+def choice_statistics(totals: ItemTotals, *, key: frozenset[int], all_choices: Sequence[int]) -> list[ChoiceStatistic]:
+    every = _with_every_choice(totals.choice_counts, all_choices)
+    return [
+        ChoiceStatistic(
+            choice_id=choice_id, is_key=choice_id in key, picked=picked,
+            upper=totals.upper_counts.get(choice_id, 0), lower=totals.lower_counts.get(choice_id, 0),
+            share=picked / totals.n if totals.n else None,
+            option_discrimination=option_discrimination(
+                n=totals.n, picked=picked, sum_y_picked=totals.choice_sum_y.get(choice_id, 0),
+                sum_y=totals.sum_y, sum_yy=totals.sum_yy,
+            ),
+        )
+        for choice_id, picked in every.items()
+    ]
+
+
+@dataclass(frozen=True)
+class ScoreStatistics:
+    attempts: int
+    mean: float | None
+    median: float | None
+    sd: float | None
+    skewness: float | None
+    kr20: float | None
+    sem: float | None
+
+
+def score_statistics(*, right_counts: dict[int, int], question_count: int, sum_pq: float) -> ScoreStatistics:
+    """Mean, median, SD (n − 1), skewness, KR-20 and SEM of the attempts' right counts.
+
+    `right_counts` maps a right count to how many attempts had it. KR-20 =
+    k/(k−1)·(1 − Σpq/σ²) with k the exam's question count, Σpq the mean over attempts of
+    Σ p_i(1 − p_i) over the items each held, σ² the sample variance of right counts;
+    SEM = SD·√(1 − KR-20). Skewness is the adjusted Fisher–Pearson G1 (as Moodle reports).
+    """
+    if any(count < 0 for count in right_counts.values()):
+        raise ValueError("attempt counts must not be negative")
+    n = sum(right_counts.values())
+    if n == 0:
+        return ScoreStatistics(attempts=0, mean=None, median=None, sd=None, skewness=None, kr20=None, sem=None)
+    mean = sum(score * count for score, count in right_counts.items()) / n
+    ordered = sorted(right_counts.items())
+
+    def nth(index: int) -> int:
+        seen = 0
+        for score, count in ordered:
+            seen += count
+            if index < seen:
+                return score
+        raise IndexError(index)
+
+    median = (nth((n - 1) // 2) + nth(n // 2)) / 2
+    if n < 2:
+        return ScoreStatistics(attempts=n, mean=mean, median=median, sd=None, skewness=None, kr20=None, sem=None)
+    m2 = sum(count * (score - mean) ** 2 for score, count in right_counts.items())
+    m3 = sum(count * (score - mean) ** 3 for score, count in right_counts.items())
+    variance = m2 / (n - 1)
+    sd = math.sqrt(variance)
+    skewness = n * m3 / ((n - 1) * (n - 2) * sd**3) if n > 2 and sd > 0 else None
+    kr20 = sem = None
+    if question_count > 1 and variance > 0:
+        kr20 = question_count / (question_count - 1) * (1 - sum_pq / variance)
+        sem = sd * math.sqrt(1 - kr20) if kr20 <= 1 else None
+    return ScoreStatistics(attempts=n, mean=mean, median=median, sd=sd, skewness=skewness, kr20=kr20, sem=sem)

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from exams import services
 from exams.models import Attempt, AttemptStatus, Erratum, ErratumStatus, RegradeEvent
+from exams.psychometrics.refresh import item_statistics_refresh
 from exams.services import attempt_start, attempt_submit, dispute_report
 from tests.factories import QuestionFactory, UserFactory, exam_with_bank
 
@@ -124,6 +125,7 @@ def test_statistics_columns_filter_and_panel(instructor_client):
     for index in range(30):
         answered_and_finished(UserFactory(username=f"taker{index}"), exam, pick_label="A" if index % 3 else "B")
     question = exam.questions.first()
+    item_statistics_refresh(exam=exam)  # the admin reads the stored statistics
     page = instructor_client.get(reverse("admin:exams_question_changelist"), {"exam__id__exact": exam.pk}).content.decode()
     assert 'class="field-facility">0.67<' in page
     panel = instructor_client.get(reverse("admin:exams_question_change", args=[question.pk])).content.decode()

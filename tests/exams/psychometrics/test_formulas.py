@@ -319,3 +319,128 @@ def test_planted_miskeyed_item_is_flagged_and_good_item_is_not(
     )
     assert not good.likely_miskeyed
     assert good.discrimination is not None and good.discrimination >= 0
+
+
+# --- Moodle-level statistics: worked examples -----------------------------------------------
+
+from exams.psychometrics.formulas import (  # noqa: E402
+    ChoiceStatistic,
+    choice_statistics,
+    discriminative_efficiency,
+    item_sd,
+    option_discrimination,
+    random_guess_score,
+    score_statistics,
+    totals_from_observations,
+)
+
+
+def test_kr20_worked_example() -> None:
+    """Five candidates, four items in a Guttman pattern (scores 4, 3, 2, 1, 0).
+
+    p = 4/5, 3/5, 2/5, 1/5, so Σpq = (4 + 6 + 6 + 4)/25 = 0.8; σ² = (4+1+0+1+4)/4 = 2.5;
+    KR-20 = 4/3·(1 − 0.8/2.5) = 0.906667; SEM = √2.5·√(1 − 0.906667) = 0.483046.
+    """
+    result = score_statistics(right_counts={4: 1, 3: 1, 2: 1, 1: 1, 0: 1}, question_count=4, sum_pq=0.8)
+    assert result.attempts == 5 and result.mean == 2 and result.median == 2
+    assert result.sd == pytest.approx(math.sqrt(2.5))
+    assert result.skewness == pytest.approx(0.0)
+    assert result.kr20 == pytest.approx(0.906667, abs=1e-6)
+    assert result.sem == pytest.approx(0.483046, abs=1e-6)
+
+
+def test_skewness_worked_example() -> None:
+    # Scores 0, 0, 0, 3: mean 0.75, s² = 6.75/3 = 2.25, Σd³ = 10.125, G1 = 4·10.125/(3·2·1.5³) = 2.
+    result = score_statistics(right_counts={0: 3, 3: 1}, question_count=10, sum_pq=0.5)
+    assert result.skewness == pytest.approx(2.0)
+    assert result.median == 0
+    assert score_statistics(right_counts={}, question_count=10, sum_pq=0).mean is None
+    one = score_statistics(right_counts={7: 1}, question_count=10, sum_pq=0)
+    assert (one.mean, one.median, one.sd, one.kr20) == (7, 7, None, None)
+
+
+def test_item_sd_random_guess_and_efficiency_worked_examples() -> None:
+    assert item_sd(n=5, right=2) == pytest.approx(statistics.stdev([1, 1, 0, 0, 0]))
+    assert item_sd(n=1, right=1) is None
+    assert random_guess_score(choices=4, keys=1) == 0.25
+    assert random_guess_score(choices=5, keys=2) == pytest.approx(0.1)  # 1 of C(5, 2)
+    with pytest.raises(ValueError):
+        random_guess_score(choices=3, keys=4)
+    # x = 1, 1, 0, 0 with rest-scores 3, 1, 2, 0: Σ(x−x̄)(y−ȳ) = 1.0; paired sorted (3, 2 get
+    # the item right) it would be 2.0, so the efficiency is 0.5.
+    totals = totals_from_observations([observe(1, 4, True, 1), observe(2, 2, True, 1), observe(3, 2, False, 2), observe(4, 0, False, 3)])
+    assert totals.sum_top_y == 5
+    assert discriminative_efficiency(totals) == pytest.approx(0.5)
+
+
+def test_option_discrimination_and_non_functioning_distractors() -> None:
+    observations = [observe(i, 10 - i, i < 6, 1 if i < 6 else (2 if i < 9 else 3)) for i in range(10)]
+    observations.append(observe(10, 9, False, 4))  # one strong attempt picks distractor 4
+    totals = totals_from_observations(observations)
+    rows = {row.choice_id: row for row in choice_statistics(totals, key=KEY, all_choices=CHOICES)}
+    ys = [o.attempt_right - int(o.right) for o in observations]
+    for choice_id in CHOICES:
+        picked = [float(choice_id in o.selected) for o in observations]
+        assert rows[choice_id].option_discrimination == pytest.approx(statistics.correlation(picked, ys))
+    assert rows[1].is_key and not rows[1].non_functioning
+    assert rows[2].option_discrimination < 0 and not rows[2].non_functioning  # the weak pick it: working
+    assert rows[4].option_discrimination > 0 and rows[4].non_functioning  # the strong pick it
+    assert ChoiceStatistic(choice_id=5, is_key=False, picked=1, upper=0, lower=1, share=0.04,
+                           option_discrimination=-0.3).non_functioning  # under 5%
+    assert option_discrimination(n=4, picked=0, sum_y_picked=0, sum_y=6, sum_yy=14) is None
+
+
+@settings(max_examples=100)
+@given(observations=observation_lists, order=st.permutations(CHOICES))
+def test_statistics_stay_in_bounds_and_ignore_choice_labels(observations, order) -> None:
+    totals = totals_from_observations(observations)
+    efficiency = discriminative_efficiency(totals)
+    if efficiency is not None:
+        # At most 1 (the best pairing is the bound); below 0 exactly when the item correlates negatively.
+        assert efficiency <= 1.0 + 1e-9
+        r = item_statistics(observations=observations, key=KEY, all_choices=CHOICES).point_biserial
+        if r is not None and abs(r) > 1e-9:
+            assert (efficiency > 0) == (r > 0)
+    sd = item_sd(n=totals.n, right=totals.right)
+    assert sd is None or sd >= 0
+    rows = choice_statistics(totals, key=KEY, all_choices=CHOICES)
+    for row in rows:
+        assert row.option_discrimination is None or -1 - 1e-9 <= row.option_discrimination <= 1 + 1e-9
+        assert row.share is None or 0 <= row.share <= 1
+    # Relabel the choices: every per-choice figure moves with its choice, nothing else changes.
+    relabel = dict(zip(CHOICES, order, strict=True))
+    moved = [
+        ItemObservation(attempt_id=o.attempt_id, attempt_right=o.attempt_right, right=o.right,
+                        selected=frozenset(relabel[c] for c in o.selected))
+        for o in observations
+    ]
+    moved_totals = totals_from_observations(moved)
+    moved_rows = {r.choice_id: r for r in choice_statistics(moved_totals, key=frozenset(relabel[c] for c in KEY),
+                                                            all_choices=[relabel[c] for c in CHOICES])}
+    for row in rows:
+        twin = moved_rows[relabel[row.choice_id]]
+        assert (twin.picked, twin.upper, twin.lower, twin.option_discrimination, twin.non_functioning) == (
+            row.picked, row.upper, row.lower, row.option_discrimination, row.non_functioning)
+    assert discriminative_efficiency(moved_totals) == efficiency
+
+
+@settings(max_examples=100)
+@given(matrix=st.lists(st.lists(st.booleans(), min_size=5, max_size=5), min_size=2, max_size=40))
+def test_kr20_matches_a_direct_recount_on_a_fixed_form(matrix) -> None:
+    """Everyone holds every item: Σpq is the plain Σ p_i q_i and KR-20 the textbook formula."""
+    k, n = 5, len(matrix)
+    scores = [sum(row) for row in matrix]
+    p = [sum(row[i] for row in matrix) / n for i in range(k)]
+    sum_pq = sum(pi * (1 - pi) for pi in p)
+    counts: dict[int, int] = {}
+    for score in scores:
+        counts[score] = counts.get(score, 0) + 1
+    result = score_statistics(right_counts=counts, question_count=k, sum_pq=sum_pq)
+    assert result.mean == pytest.approx(statistics.mean(scores))
+    assert result.median == pytest.approx(statistics.median(scores))
+    variance = statistics.variance(scores)
+    if variance == 0:
+        assert result.kr20 is None
+    else:
+        assert result.kr20 == pytest.approx(k / (k - 1) * (1 - sum_pq / variance))
+        assert result.kr20 <= 1.25 + 1e-9
