@@ -265,7 +265,12 @@ def main() -> None:
     parser.add_argument("--services-learners", type=int, default=12)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--no-doc", action="store_true", help="do not touch docs/MEASUREMENT.md")
+    parser.add_argument("--skips", help="comma-separated shares of a mock left unanswered, one drawn per learner "
+                                        f"(default {','.join(map(str, learners.SKIPS))}); writes calibration-skips")
     args = parser.parse_args()
+    if args.skips:
+        learners.SKIPS[:] = [float(share) for share in args.skips.split(",")]
+        args.no_doc = True
     started = time.perf_counter()
     results = {"seed": args.seed, "code_version": code_version()}
     results["services"] = services_check(learners_count=args.services_learners, sessions=6, seed=args.seed)
@@ -275,12 +280,14 @@ def main() -> None:
     results["miskey"] = [miskey.measure(seed=args.seed + n, forms=args.forms, attempts=n) for n in (30, 50, 100, 200)]
     results["seconds"] = time.perf_counter() - started
     command = "DATABASE_URL=… .venv/bin/python bench/calibration/run.py" + "".join(
-        f" --{name.replace('_', '-')} {getattr(args, name)}" for name in ("learners", "forms", "seed")
+        f" --{name.replace('_', '-')} {getattr(args, name)}" for name in ("learners", "forms", "seed", "skips")
+        if getattr(args, name) is not None
     )
     text = markdown(results, command)
     # --no-doc writes the figures beside the doc's, for a look that must not replace them.
     write_results(ROOT / "bench" / "results", ROOT / "docs" / ("MEASUREMENT.md" if not args.no_doc else "-"),
-                  "calibration" if not args.no_doc else "calibration-look", results, text)
+                  "calibration" if not args.no_doc else "calibration-skips" if args.skips else "calibration-look",
+                  results, text)
 
 
 if __name__ == "__main__":
