@@ -132,6 +132,8 @@ def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
 
 def readiness_estimate(standings: list[DomainStanding], *, exam: Exam) -> readiness.Readiness | None:
     """Standing, next mock and P(pass); each domain's seats are the draw's own quotas."""
+    if sum(s.answered for s in standings) < readiness.MIN_ANSWERED:
+        return None  # also spares an exam without domains the quotas, which it cannot have
     seats = sampling.quotas(
         domains=[sampling.DomainQuota(domain_id=s.domain_id, weight=s.weight, order=s.order) for s in standings],
         total=exam.question_count,

@@ -326,3 +326,9 @@ def test_the_dashboard_names_standing_next_mock_and_chance_of_passing(learner_cl
 @pytest.mark.parametrize(("value", "shown"), [(0.0, "under 1%"), (0.004, "under 1%"), (0.43, "43%"), (0.996, "over 99%")])
 def test_a_chance_is_shown_without_false_certainty(value, shown):
     assert chance(value) == shown
+
+
+def test_an_exam_without_domains_shows_no_estimate(learner_client):
+    exam = exam_with_bank(weights=())  # published, no domains: no quotas can be drawn
+    page = learner_client.get(reverse("exams:dashboard"), {"exam": exam.code})
+    assert page.status_code == 200 and "Not enough data yet: 0 of 20" in page.content.decode()
