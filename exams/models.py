@@ -718,7 +718,7 @@ class ItemStatistic(models.Model):
     group_size = models.PositiveIntegerField()
     miskey = models.CharField(max_length=12, choices=MiskeyFlag.choices, blank=True)
     # Per choice, in the authored order: choice_id, label, is_key, picked, upper, lower,
-    # share, option_discrimination, non_functioning.
+    # share, option_discrimination, non_functioning (why a distractor does no work, or "").
     choices = models.JSONField(default=list)
 
     class Meta:

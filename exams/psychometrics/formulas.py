@@ -285,10 +285,17 @@ class ChoiceStatistic:
     @property
     def non_functioning(self) -> bool:
         """A distractor almost nobody picks, or one the stronger attempts pick more."""
+        return bool(self.non_functioning_reason)
+
+    @property
+    def non_functioning_reason(self) -> str:
         if self.is_key or self.share is None:
-            return False
-        positive = self.option_discrimination is not None and self.option_discrimination > 0
-        return self.share < NON_FUNCTIONING_BELOW or positive
+            return ""
+        if self.share < NON_FUNCTIONING_BELOW:
+            return "picked by under 5%"
+        if self.option_discrimination is not None and self.option_discrimination > 0:
+            return "the stronger attempts pick it more"
+        return ""
 
 
 def choice_statistics(totals: ItemTotals, *, key: frozenset[int], all_choices: Sequence[int]) -> list[ChoiceStatistic]:

@@ -75,7 +75,7 @@ def _rows_for(*, exam: Exam, first_mock_only: bool, now) -> tuple[list[ItemStati
                 {
                     "choice_id": c.choice_id, "label": labels.get(c.choice_id, "?"), "is_key": c.is_key,
                     "picked": c.picked, "upper": c.upper, "lower": c.lower, "share": c.share,
-                    "option_discrimination": c.option_discrimination, "non_functioning": c.non_functioning,
+                    "option_discrimination": c.option_discrimination, "non_functioning": c.non_functioning_reason,
                 }
                 for c in formulas.choice_statistics(item, key=key, all_choices=[c.pk for c in choices])
             ],

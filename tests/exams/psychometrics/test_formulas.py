@@ -385,8 +385,9 @@ def test_option_discrimination_and_non_functioning_distractors() -> None:
     assert rows[1].is_key and not rows[1].non_functioning
     assert rows[2].option_discrimination < 0 and not rows[2].non_functioning  # the weak pick it: working
     assert rows[4].option_discrimination > 0 and rows[4].non_functioning  # the strong pick it
+    assert rows[4].non_functioning_reason == "the stronger attempts pick it more"
     assert ChoiceStatistic(choice_id=5, is_key=False, picked=1, upper=0, lower=1, share=0.04,
-                           option_discrimination=-0.3).non_functioning  # under 5%
+                           option_discrimination=-0.3).non_functioning_reason == "picked by under 5%"
     assert option_discrimination(n=4, picked=0, sum_y_picked=0, sum_y=6, sum_yy=14) is None
 
 

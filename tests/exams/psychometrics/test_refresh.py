@@ -142,6 +142,7 @@ def test_the_admin_list_and_filter_read_the_stored_rows(instructor_client, learn
     panel = instructor_client.get(reverse("admin:exams_question_change", args=[bank[0].pk])).content.decode()
     assert "very likely mis-keyed (n = 40)" in panel and "fewer than 100 attempts" in panel
     assert "Discriminative efficiency" in panel and "Option discrimination" in panel
+    assert "not functioning: the stronger attempts pick it more" in panel  # B, the strong half's pick
     exam_page = instructor_client.get(reverse("admin:exams_exam_change", args=[exam.pk])).content.decode()
     assert "KR-20 (k = 4)" in exam_page
 
