@@ -10,7 +10,7 @@ RUN_ENV := DEBUG=1
 PYTEST_WORKERS ?= 2
 PORT ?= 8000
 
-.PHONY: run test test-fault test-sqlite venv conformance check-chromium clean screenshots bench bench-scale
+.PHONY: run test test-fault test-sqlite venv conformance check-chromium clean screenshots bench bench-scale bench-calibration
 
 venv: $(VENV)/.installed
 
@@ -76,6 +76,11 @@ bench: venv
 bench-scale: venv
 	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) bench/scale/run.py
+
+# Readiness and mis-key calibration on simulated learners (docs/MEASUREMENT.md), about 6
+# minutes; its database writes are rolled back.
+bench-calibration: venv
+	$(TEST_ENV) $(PY) bench/calibration/run.py
 
 conformance: venv
 	$(PY) tools/moodle_conformance.py

@@ -1,6 +1,6 @@
 """Calibration harness: does the readiness range hold, is P(pass) calibrated, does the mis-key flag cry wolf?
 
-    DATABASE_URL=postgres://…/certprep_<you> .venv/bin/python bench/calibration/run.py
+    make bench-calibration   (or: DATABASE_URL=… .venv/bin/python bench/calibration/run.py)
     .venv/bin/python bench/calibration/run.py --learners 2000 --forms 50   (a quick look)
 
 Not part of `make test`. Three parts, all with the app's own code (bench/calibration/
