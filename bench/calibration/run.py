@@ -11,7 +11,7 @@ learners.py and miskey.py say which):
    session the database's counts (exams.progress.domain_standings) and estimate
    (progress.readiness_estimate) must equal those the fast simulation computes from the
    same outcomes. That is what licenses part 2 to skip the database.
-2. Readiness: --learners simulated learners (θ ~ N(1, 1), per-domain offsets ~ N(0, 0.35),
+2. Readiness: --learners (10,000) simulated learners (θ ~ N(1, 1), per-domain offsets ~ N(0, 0.35),
    items b ~ N(0, 1), 150 per domain, the real exam's 60-question blueprint) follow a
    random plan of 1–14 sessions; then the estimate is read and one more mock is taken.
    Reports next-mock coverage overall and by counted responses and by mocks taken,
@@ -260,7 +260,7 @@ def markdown(results: dict, command: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--learners", type=int, default=8000)
+    parser.add_argument("--learners", type=int, default=10000)
     parser.add_argument("--forms", type=int, default=300, help="simulated forms per n for the mis-key part")
     parser.add_argument("--services-learners", type=int, default=12)
     parser.add_argument("--seed", type=int, default=2026)
