@@ -40,7 +40,9 @@ def _first_mock_filter(queryset):
 def _rows_for(*, exam: Exam, first_mock_only: bool, now) -> tuple[list[ItemStatistic], ExamStatistic]:
     questions = Question.objects.filter(exam=exam)
     choices_by_question: dict[int, list[Choice]] = {}
-    for choice in Choice.objects.filter(question__exam=exam).order_by("question_id", "order", "pk"):
+    for choice in Choice.objects.filter(question__exam=exam).order_by("question_id", "order", "pk").only(
+        "pk", "question_id", "label", "is_correct", "order"
+    ):
         choices_by_question.setdefault(choice.question_id, []).append(choice)
     totals = totals_for(questions=questions, first_mock_only=first_mock_only)
     empty = formulas.ItemTotals(n=0, right=0, upper_right=0, lower_right=0, sum_y=0, sum_yy=0, sum_xy=0,
