@@ -278,7 +278,7 @@ class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
     readonly_fields = ("created_at", "updated_at", "preview", "statistics_panel")
     fieldsets = [
         (None, {"fields": ("exam", "domain", "topic", "title", "exhibit", "stem", "preview", "explanation", "sources")}),
-        ("Answering", {"fields": ("kind", "choose", "keep_order", "is_active", "exclusion_group")}),
+        ("Answering", {"fields": ("kind", "choose", "keep_order", "is_active", "exclusion_group", "idnumber")}),
         ("Item statistics (finished mocks)", {"fields": ("statistics_panel",)}),
         ("History", {"fields": ("created_at", "updated_at"), "classes": ("collapse",)}),
     ]

@@ -27,7 +27,9 @@ from exams.models import Domain, Exam
 __all__ = ["MAX_UPLOAD_BYTES", "QuestionImportExportMixin", "QuestionImportForm"]
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
-ALLOWED_EXTENSIONS = (".gift", ".txt", ".aiken", ".json")
+# Every extension some format of the registry accepts, in the registry's order.
+ALLOWED_EXTENSIONS = tuple(dict.fromkeys(extension for bank_format in FORMATS.values() for extension in bank_format.upload_extensions))
+_SKIPPING = [bank_format.label for bank_format in FORMATS.values() if bank_format.skips_unsupported]
 SESSION_KEY = "exams.question_import"
 _EXTENSION_LIST = ", ".join(ALLOWED_EXTENSIONS[:-1]) + " or " + ALLOWED_EXTENSIONS[-1]
 # A preview lists this many questions per domain; the counts always cover them all.
@@ -49,8 +51,8 @@ class QuestionImportForm(forms.Form):
     skip_unsupported = forms.BooleanField(
         required=False,
         label="Skip unsupported questions",
-        help_text="GIFT only: leave out (and list) matching, numerical, short-answer, essay, description and "
-        "missing-word questions instead of failing on them.",
+        help_text=f"{' and '.join(_SKIPPING)} only: leave out (and list) matching, numerical, short-answer, essay, "
+        "description, missing-word and other question types certprep does not hold instead of failing on them.",
     )
 
     def __init__(self, *args, **kwargs) -> None:
@@ -86,6 +88,10 @@ class QuestionImportForm(forms.Form):
         return cleaned
 
 
+def _listing(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
+
+
 def _question_row(question: ParsedQuestion) -> dict:
     keys = [choice_label(index) for index, choice in enumerate(question.choices) if choice.is_correct]
     kind = "Single answer" if question.kind == "single" else f"Multiple answers (choose {question.choose})"
@@ -103,8 +109,9 @@ class QuestionImportExportMixin:
     """Import and export for a Question ModelAdmin: put it first among the admin's bases."""
 
     change_list_template = "admin/exams/question/change_list.html"
-    # A subclass that declares its own actions should list these too.
-    actions = ["export_as_gift", "export_as_aiken", "export_as_json"]
+    # One export action per format of the registry (made below the class). A subclass
+    # that declares its own actions should list these too.
+    actions = [f"export_as_{name}" for name in FORMATS]
 
     def get_urls(self):
         info = self.opts.app_label, self.opts.model_name
@@ -146,6 +153,7 @@ class QuestionImportExportMixin:
             "opts": self.opts,
             "title": "Import questions",
             "form": form,
+            "format_labels": _listing([bank_format.label for bank_format in FORMATS.values()]),
         }
         return TemplateResponse(request, "admin/exams/question/import_form.html", context)
 
@@ -252,18 +260,6 @@ class QuestionImportExportMixin:
 
     # Export ----------------------------------------------------------------------------
 
-    @admin.action(description="Export selected questions as Moodle GIFT", permissions=["view"])
-    def export_as_gift(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
-        return self._export(request, queryset, fmt="gift")
-
-    @admin.action(description="Export selected questions as Aiken (single-answer only)", permissions=["view"])
-    def export_as_aiken(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
-        return self._export(request, queryset, fmt="aiken")
-
-    @admin.action(description="Export selected questions as certprep JSON (lossless)", permissions=["view"])
-    def export_as_json(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
-        return self._export(request, queryset, fmt="json")
-
     def _export(self, request: HttpRequest, queryset: QuerySet, *, fmt: str) -> HttpResponse | None:
         exam_ids = set(queryset.values_list("exam_id", flat=True))
         exams = list(Exam.objects.filter(pk__in=exam_ids).order_by("code"))
@@ -292,6 +288,18 @@ class QuestionImportExportMixin:
             content_type=bank_format.content_type,
             headers={"Content-Disposition": content_disposition_header(as_attachment=True, filename=filename)},
         )
+
+
+def _export_action(fmt: str):
+    def export(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._export(request, queryset, fmt=fmt)
+
+    export.__name__ = f"export_as_{fmt}"
+    return admin.action(description=FORMATS[fmt].export_description, permissions=["view"])(export)
+
+
+for _name in FORMATS:
+    setattr(QuestionImportExportMixin, f"export_as_{_name}", _export_action(_name))
 
 
 def pending_summary(*, pending: dict, dry_run: bool) -> tuple[Exam | None, ImportSummary | None]:

@@ -26,9 +26,7 @@ from exams.formats import (
     exhibit_images,
     question_problems,
 )
-from exams.formats.aiken import parse_aiken, write_aiken
-from exams.formats.bankjson import parse_json, write_json
-from exams.formats.gift import parse_gift, write_gift
+from exams.formats.registry import FORMATS, BankFormat
 from exams.exhibits import ExhibitError, checked_image
 from exams.models import Choice, Domain, Erratum, ErratumStatus, ExhibitImage, Exam, Question
 
@@ -44,25 +42,8 @@ __all__ = [
     "write_export",
 ]
 
-
-@dataclass(frozen=True)
-class BankFormat:
-    name: str  # what the user picks: --format gift
-    label: str
-    extension: str  # of an exported file
-    content_type: str
-
-
-FORMATS = {
-    "gift": BankFormat(name="gift", label="Moodle GIFT", extension="gift", content_type="text/plain; charset=utf-8"),
-    "aiken": BankFormat(name="aiken", label="Aiken", extension="txt", content_type="text/plain; charset=utf-8"),
-    "json": BankFormat(
-        name="json", label="certprep JSON", extension="json", content_type="application/json; charset=utf-8"
-    ),
-}
-
 WEIGHTS_NOTE = (
-    "GIFT answer weights only mark the keys (a positive weight marks a correct choice; zero or a negative "
+    "GIFT and Moodle XML answer weights only mark the keys (a positive weight marks a correct choice; zero or a negative "
     "weight does not). Scoring is all-or-nothing, so weights are not used for scoring."
 )
 
@@ -156,12 +137,7 @@ def parse_upload(*, data: bytes, fmt: str, skip_unsupported: bool, exam_code: st
         text = decode_utf8(data)
     except NotUtf8Error as error:
         return ParseResult(errors=(FormatError(line=error.line, message=str(error)),))
-    if fmt == "gift":
-        return parse_gift(text, skip_unsupported=skip_unsupported, exam_code=exam_code)
-    if fmt == "aiken":
-        # Aiken has only one question type, so there is nothing to skip.
-        return parse_aiken(text)
-    return parse_json(text)
+    return FORMATS[fmt].parse(text, skip_unsupported=skip_unsupported, exam_code=exam_code)
 
 
 class _Domains:
@@ -315,6 +291,7 @@ def _create(*, exam: Exam, placed: dict[int, list[ParsedQuestion]], domains: lis
                 kind=parsed.kind,
                 choose=parsed.choose,
                 keep_order=parsed.keep_order,
+                idnumber=parsed.idnumber,
                 created_at=now,
                 updated_at=now,
             )
@@ -441,6 +418,7 @@ def export_bank(*, exam: Exam, questions: Iterable[Question] | None = None) -> l
                 kind=row.kind,
                 choose=row.choose,
                 keep_order=row.keep_order,
+                idnumber=row.idnumber,
                 domain=row.domain.name,
                 choices=tuple(
                     ParsedChoice(text=choice.text, is_correct=choice.is_correct, feedback=choice.feedback)
@@ -458,9 +436,4 @@ def write_export(*, exam: Exam, fmt: str, questions: Iterable[Question] | None =
     """The exam's questions as a file in the given format; ExportError lists what the format cannot hold."""
     if fmt not in FORMATS:
         raise ValueError(f"Unknown format {fmt!r}: choose one of {', '.join(FORMATS)}.")
-    exported = export_bank(exam=exam, questions=questions)
-    if fmt == "gift":
-        return write_gift(exported)
-    if fmt == "aiken":
-        return write_aiken(exported)
-    return write_json(exported, exam_code=exam.code)
+    return FORMATS[fmt].write(export_bank(exam=exam, questions=questions), exam_code=exam.code)

@@ -10,11 +10,11 @@ _markdown = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethr
 
 # Everything a question needs (code, tables, lists, emphasis, images from our own site);
 # nh3 drops scripts, event handlers, style attributes and javascript: URLs.
-_ALLOWED_TAGS = {
+ALLOWED_TAGS = {
     "p", "br", "hr", "em", "strong", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li",
     "a", "img", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "sub", "sup", "kbd",
 }
-_ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "th": {"align"}, "td": {"align"}}
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "th": {"align"}, "td": {"align"}}
 
 
 # An exhibit image is written ![alt](exhibit:name.png); it is served by the exhibit view,
@@ -43,8 +43,8 @@ def render_inline_markdown(text: str) -> SafeString:
 def _clean(html: str) -> SafeString:
     clean = nh3.clean(
         html,
-        tags=_ALLOWED_TAGS,
-        attributes=_ALLOWED_ATTRIBUTES,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )

@@ -97,6 +97,10 @@ class Question(models.Model):
         max_length=80, blank=True, db_index=True,
         help_text="Questions sharing a group test the same point: an attempt draws at most one of them.",
     )
+    idnumber = models.CharField(
+        "ID number", max_length=100, blank=True,
+        help_text="Moodle's ID number of the question: kept from a Moodle XML import and written on export.",
+    )
     kind = models.CharField(max_length=8, choices=QuestionKind.choices, default=QuestionKind.SINGLE)
     choose = models.PositiveSmallIntegerField(default=1, help_text="How many choices to pick.")
     keep_order = models.BooleanField(default=False, help_text='Do not shuffle choices (e.g. "all of the above").')

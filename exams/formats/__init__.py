@@ -15,6 +15,7 @@ __all__ = [
     "TEXT_LIMITS",
     "TITLE_MAX_LENGTH",
     "TOPIC_MAX_LENGTH",
+    "IDNUMBER_MAX_LENGTH",
     "exhibit_images",
     "ExportError",
     "FormatError",
@@ -43,6 +44,7 @@ TITLE_MAX_LENGTH = 200  # Question.title max_length
 MIN_CHOICES, MAX_CHOICES = 2, 10
 TEXT_LIMITS = {"stem": 10_000, "explanation": 10_000, "exhibit": 10_000, "sources": 2_000, "choice": 1_000, "feedback": 2_000}
 TOPIC_MAX_LENGTH = 80  # Question.topic and Question.exclusion_group max_length
+IDNUMBER_MAX_LENGTH = 100  # Question.idnumber max_length, as Moodle's
 DEFAULT_TITLE_LENGTH = 80  # what Moodle uses when a question has no name
 
 # PHP's trim() set: Moodle trims with it, and agreeing with Moodle on where a text
@@ -88,8 +90,10 @@ class ParsedQuestion:
     exhibit: str = ""  # Markdown shown above the stem
     sources: str = ""  # Markdown: where to learn more about the key
     exclusion_group: str = ""
-    # Images the exhibit shows, (name, bytes); only the certprep JSON format carries them.
+    # Images the exhibit shows, (name, bytes); certprep JSON and Moodle XML carry them.
     images: tuple[tuple[str, bytes], ...] = ()
+    # Moodle's ID number of the question: kept from a Moodle XML import, written on export.
+    idnumber: str = ""
 
 
 @dataclass(frozen=True)
@@ -222,6 +226,8 @@ def question_problems(question: ParsedQuestion) -> list[str]:
         problems.append("the question has no text")
     if len(question.topic) > TOPIC_MAX_LENGTH:
         problems.append(f"the topic is longer than {TOPIC_MAX_LENGTH} characters ({len(question.topic)})")
+    if len(question.idnumber) > IDNUMBER_MAX_LENGTH:
+        problems.append(f"the ID number is longer than {IDNUMBER_MAX_LENGTH} characters ({len(question.idnumber)})")
     if len(question.exclusion_group) > TOPIC_MAX_LENGTH:
         problems.append(f"the exclusion group is longer than {TOPIC_MAX_LENGTH} characters ({len(question.exclusion_group)})")
     if len(question.choices) < MIN_CHOICES:
@@ -232,7 +238,7 @@ def question_problems(question: ParsedQuestion) -> list[str]:
     for label, choice in zip(labels, question.choices):
         if not choice.text.strip():
             problems.append(f"choice {label} has no text")
-    texts = [("the title", question.title, TITLE_MAX_LENGTH)] + [
+    texts = [("the title", question.title, TITLE_MAX_LENGTH), ("the ID number", question.idnumber, IDNUMBER_MAX_LENGTH)] + [
         (f"the {name}", getattr(question, name), TEXT_LIMITS[name]) for name in ("stem", "explanation", "exhibit", "sources")
     ]
     for label, choice in zip(labels, question.choices):
@@ -241,7 +247,7 @@ def question_problems(question: ParsedQuestion) -> list[str]:
     for name, text, limit in texts:
         if "\x00" in text:
             problems.append(f"{name} holds a NUL byte, which cannot be stored")
-        if len(text) > limit and name != "the title":
+        if len(text) > limit and name not in ("the title", "the ID number"):
             problems.append(f"{name} is longer than {limit:,} characters ({len(text):,})")
     keys = sum(choice.is_correct for choice in question.choices)
     if question.kind not in KINDS:

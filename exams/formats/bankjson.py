@@ -36,7 +36,7 @@ _REQUIRED = object()
 _FILE_KEYS = ("format", "version", "exam", "questions")
 _QUESTION_KEYS = (
     "title", "topic", "exhibit", "stem", "explanation", "sources", "kind", "choose", "keep_order", "domain",
-    "exclusion_group", "choices", "errata", "exhibit_images",
+    "exclusion_group", "choices", "errata", "exhibit_images", "idnumber",
 )
 _IMAGE_KEYS = ("name", "data")
 _CHOICE_KEYS = ("label", "text", "is_correct", "feedback")
@@ -77,6 +77,7 @@ def _question_document(question: ParsedQuestion) -> dict[str, Any]:
         "keep_order": question.keep_order,
         "domain": question.domain,
         "exclusion_group": question.exclusion_group,
+        "idnumber": question.idnumber,
         "choices": [
             {
                 "label": choice_label(index),
@@ -252,6 +253,7 @@ def _read_question(item: Any, *, index: int, report: _Report) -> ParsedQuestion 
     exhibit = check.value(item, "exhibit", "string", default="")
     sources = check.value(item, "sources", "string", default="")
     exclusion_group = check.value(item, "exclusion_group", "string", default="")
+    idnumber = check.value(item, "idnumber", "string", default="")
     image_items = check.value(item, "exhibit_images", "array", default=[])
     kind = check.value(item, "kind", "string")
     check.one_of(kind, KINDS, f"{here}/kind")
@@ -347,6 +349,7 @@ def _read_question(item: Any, *, index: int, report: _Report) -> ParsedQuestion 
         sources=sources,
         exclusion_group=exclusion_group,
         images=tuple(images),
+        idnumber=idnumber,
     )
     for problem in question_problems(question):
         check.fail(here, problem)

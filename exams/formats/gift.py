@@ -27,7 +27,7 @@ from exams.formats import (
     question_problems,
 )
 
-__all__ = ["parse_gift", "write_gift"]
+__all__ = ["LEARN_MORE", "category_domain_and_topic", "category_path", "key_weights", "parse_gift", "write_gift"]
 
 _FORMATS = ("moodle", "html", "plain", "markdown")
 # Moodle's own pattern: it is what decides whether `~%…%` is a weight or answer text.
@@ -37,7 +37,7 @@ _CATEGORY_SEPARATOR = re.compile(r"(?<!/)/(?!/)")
 # A backslash protects these (and `\n` is a newline); `\\` is one backslash.
 _ESCAPABLE = ":#={}~n"
 _UNSUPPORTED_HINT = "certprep imports multiple choice, multiple answer and true/false questions only"
-_LEARN_MORE = "\n\nLearn more:\n"
+LEARN_MORE = "\n\nLearn more:\n"
 
 
 class _Unsupported(Exception):
@@ -62,7 +62,7 @@ def parse_gift(text: str, *, skip_unsupported: bool = False, exam_code: str | No
     for block in _blocks(text):
         first_text = block[0][1]
         if first_text.startswith("$CATEGORY:"):
-            domain, topic = _category_domain_and_topic(first_text[len("$CATEGORY:"):], exam_code=exam_code)
+            domain, topic = category_domain_and_topic(first_text[len("$CATEGORY:"):], exam_code=exam_code)
             # Moodle wants a blank line after a category; we also take a question right below it.
             block = block[1:]
             if not block:
@@ -96,7 +96,7 @@ def _blocks(text: str) -> Iterator[list[tuple[int, str]]]:
         yield block
 
 
-def _category_domain_and_topic(path: str, *, exam_code: str | None) -> tuple[str | None, str | None]:
+def category_domain_and_topic(path: str, *, exam_code: str | None) -> tuple[str | None, str | None]:
     """The domain and topic of a `$CATEGORY:` path: `$course$/top/Domain/Topic` →
     (Domain, Topic); `$system$`, `top` and a leading exam code are passed over."""
     names = [name.replace("//", "/").strip(TRIM) for name in _CATEGORY_SEPARATOR.split(path.strip(TRIM))]
@@ -205,7 +205,7 @@ def _read_question(block: list[tuple[int, str]], *, domain: str | None, topic: s
 
     keys = sum(choice.is_correct for choice in choices)
     multiple = multiple or keys > 1
-    explanation, _, sources = explanation.partition(_LEARN_MORE)
+    explanation, _, sources = explanation.partition(LEARN_MORE)
     question = ParsedQuestion(
         line=start,
         title=title,
@@ -320,19 +320,19 @@ def write_gift(questions: Iterable[ParsedQuestion]) -> str:
     for question in questions:
         here = (question.domain, question.topic or None)
         if here != category:
-            chunks.append(f"$CATEGORY: {_category_path(*here)}\n")
+            chunks.append(f"$CATEGORY: {category_path(*here)}\n")
             category = here
         chunks.append(_write_question(question))
     return "\n".join(chunks)
 
 
-def _category_path(domain: str | None, topic: str | None = None) -> str:
+def category_path(domain: str | None, topic: str | None = None) -> str:
     if domain is None:
         return "$course$/top"
-    return "/".join(["$course$/top", _category_name(domain), *([_category_name(topic)] if topic else [])])
+    return "/".join(["$course$/top", category_name(domain), *([category_name(topic)] if topic else [])])
 
 
-def _category_name(name: str) -> str:
+def category_name(name: str) -> str:
     # Moodle's own escaping of a `/` inside a category name.
     name = name.replace("/", "//")
     if name.startswith("/"):
@@ -348,7 +348,7 @@ def _write_question(question: ParsedQuestion) -> str:
     stem = f"{question.exhibit.strip()}\n\n{question.stem}" if question.exhibit.strip() else question.stem
     lines = [f"{head}[markdown]{_escape(stem)}{{"]
     multiple = question.kind == "multiple"
-    weights = iter(_key_weights(sum(choice.is_correct for choice in question.choices)))
+    weights = iter(key_weights(sum(choice.is_correct for choice in question.choices)))
     for choice in question.choices:
         if multiple:
             marker = f"~%{next(weights)}%" if choice.is_correct else "~%-100%"
@@ -363,14 +363,14 @@ def _write_question(question: ParsedQuestion) -> str:
         lines.append(line)
     explanation = question.explanation
     if question.sources.strip():
-        explanation = f"{explanation}{_LEARN_MORE}{question.sources.strip()}"
+        explanation = f"{explanation}{LEARN_MORE}{question.sources.strip()}"
     if explanation:
         lines.append(f"\t####{_write_piece(explanation)}")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _key_weights(keys: int) -> list[str]:
+def key_weights(keys: int) -> list[str]:
     """Percentages that split 100 across the keys, as Moodle wants them to add up."""
     if keys == 0:
         return []

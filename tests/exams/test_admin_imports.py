@@ -154,7 +154,7 @@ def test_a_file_over_the_size_limit_is_refused(instructor_client, exam):
 def test_other_file_types_and_encodings_are_refused(instructor_client, exam):
     docx = upload(instructor_client, exam, name="bank.docx")
     assert docx.context["form"].errors["file"] == [
-        "Upload a .gift, .txt, .aiken or .json file; 'bank.docx' is not one of those types."
+        "Upload a .gift, .txt, .aiken, .json or .xml file; 'bank.docx' is not one of those types."
     ]
 
     latin = upload(instructor_client, exam, GOOD.replace(b"remove", "enlève".encode("latin-1")))

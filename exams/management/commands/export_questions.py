@@ -1,4 +1,4 @@
-"""Export an exam's active questions as GIFT, Aiken or certprep JSON."""
+"""Export an exam's active questions in a bank format (GIFT, Aiken, certprep JSON, Moodle XML)."""
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -11,8 +11,8 @@ from exams.management.commands.import_questions import exam_by_code
 class Command(BaseCommand):
     help = (
         "Write an exam's active questions in a bank format, to stdout or --output. GIFT loses keep_order and "
-        "errata; Aiken holds single-answer questions only and loses titles, feedback and explanations; "
-        "certprep JSON keeps everything."
+        "errata; Moodle XML loses errata; Aiken holds single-answer questions only and loses titles, feedback and "
+        "explanations; certprep JSON keeps everything."
     )
 
     def add_arguments(self, parser):

@@ -1,4 +1,4 @@
-"""Import a GIFT, Aiken or certprep JSON question bank into an exam, all or nothing."""
+"""Import a question bank (GIFT, Aiken, certprep JSON, Moodle XML: see exams.formats.registry) into an exam, all or nothing."""
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -19,7 +19,7 @@ def exam_by_code(code: str) -> Exam:
 class Command(BaseCommand):
     help = (
         "Import questions from FILE into an exam. Any error and nothing is imported; every error is listed by "
-        "line. GIFT weights only mark keys: scoring is all-or-nothing."
+        "line. GIFT and Moodle XML weights only mark keys: scoring is all-or-nothing."
     )
 
     def add_arguments(self, parser):
@@ -35,7 +35,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--skip-unsupported",
             action="store_true",
-            help="Leave out (and list) GIFT questions of types certprep does not hold, instead of failing.",
+            help="Leave out (and list) GIFT or Moodle XML questions of types certprep does not hold, instead of failing.",
         )
 
     def handle(self, *args, file: str, fmt: str, exam: str, domain: str | None, dry_run: bool,

@@ -87,6 +87,7 @@ def test_the_writer_lays_out_the_documented_format():
                 "keep_order": True,
                 "domain": "Core ML and AI Knowledge",
                 "exclusion_group": "",
+                "idnumber": "",
                 "choices": [
                     {"label": "A", "text": "Noise", "is_correct": True, "feedback": "Yes."},
                     {"label": "B", "text": "Signal", "is_correct": False, "feedback": "No."},
