@@ -27,7 +27,7 @@ from exams.formats import (
     question_problems,
 )
 
-__all__ = ["LEARN_MORE", "category_domain_and_topic", "category_path", "key_weights", "parse_gift", "write_gift"]
+__all__ = ["LEARN_MORE", "category_domain_and_topic", "category_path", "key_weights", "parse_gift", "split_sources", "write_gift"]
 
 _FORMATS = ("moodle", "html", "plain", "markdown")
 # Moodle's own pattern: it is what decides whether `~%…%` is a weight or answer text.
@@ -205,7 +205,7 @@ def _read_question(block: list[tuple[int, str]], *, domain: str | None, topic: s
 
     keys = sum(choice.is_correct for choice in choices)
     multiple = multiple or keys > 1
-    explanation, _, sources = explanation.partition(LEARN_MORE)
+    explanation, sources = split_sources(explanation)
     question = ParsedQuestion(
         line=start,
         title=title,
@@ -223,6 +223,15 @@ def _read_question(block: list[tuple[int, str]], *, domain: str | None, topic: s
     if problems:
         raise _Invalid(*problems)
     return question
+
+
+def split_sources(explanation: str) -> tuple[str, str]:
+    """An explanation as written on export, (explanation, sources): sources follow "Learn more:"."""
+    if explanation.startswith(LEARN_MORE.lstrip("\n")):
+        # With no explanation the sources start the text.
+        explanation = "\n\n" + explanation
+    explanation, _, sources = explanation.partition(LEARN_MORE)
+    return explanation, sources
 
 
 def _split_format(text: str, *, default: str, escapes: _Escapes) -> tuple[str, str]:

@@ -111,6 +111,14 @@ def html_to_markdown(text: str, *, inline: bool = False) -> Converted:
     return converted
 
 
+_NOT_AN_ENTITY = re.compile(r"\\&(?![A-Za-z0-9#]{1,32};)")
+
+
+def _escape(text: str) -> str:
+    # escape_markdown() escapes every &; only one that starts an entity needs it ("a & b" stays).
+    return _NOT_AN_ENTITY.sub("&", escape_markdown(text))
+
+
 def _collapse(text: str) -> str:
     return _SPACE.sub(" ", text)
 
@@ -273,7 +281,7 @@ class _Writer:
                 if after_image and "".join(out).endswith((" ", "\n")):
                     # "Moodle <img> is": the image goes, and so does one of its spaces.
                     text = text.lstrip(" ")
-                out.append(escape_markdown(text))
+                out.append(_escape(text))
                 after_image = False
                 continue
             after_image = False

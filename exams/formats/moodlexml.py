@@ -48,7 +48,7 @@ from exams.formats import (
     exhibit_images,
     question_problems,
 )
-from exams.formats.gift import LEARN_MORE, category_domain_and_topic, category_path, key_weights
+from exams.formats.gift import LEARN_MORE, category_domain_and_topic, category_path, key_weights, split_sources
 from exams.formats.htmltext import PLUGINFILE, html_to_markdown, html_to_plain_text
 
 __all__ = ["EXHIBIT_END", "parse_moodle_xml", "write_moodle_xml"]
@@ -383,13 +383,15 @@ def _read_question(element: Element, *, line: int, domain: str | None, topic: st
 
     explanation, problems_here = _piece(element, "generalfeedback", text_format, "the general feedback", inline=False)
     problems += problems_here
-    explanation, _, sources = explanation.partition(LEARN_MORE)
+    explanation, sources = split_sources(explanation)
 
     qtype = element.get("type")
     if qtype == "truefalse":
         choices, kind, keep_order = _true_false(element, text_format, problems)
     else:
         choices, kind, keep_order = _multichoice(element, text_format, problems)
+    if choices is None:
+        raise _Invalid(label, list(dict.fromkeys(problems)))
 
     idnumber = (element.findtext("idnumber") or "").strip(TRIM)
     exclusion_group = ""
@@ -398,12 +400,13 @@ def _read_question(element: Element, *, line: int, domain: str | None, topic: st
         key, colon, rest = value.partition(":")
         if not colon:
             continue
-        if key.strip().lower() == "domain" and rest.strip():
-            domain = rest.strip()
-        elif key.strip().lower() == "topic":
-            topic = rest.strip()
-        elif key.strip().lower() == "exclusion_group":
-            exclusion_group = rest.strip()
+        key, rest = key.strip(TRIM).lower(), rest.strip(TRIM)
+        if key == "domain" and rest:
+            domain = rest
+        elif key == "topic":
+            topic = rest
+        elif key == "exclusion_group":
+            exclusion_group = rest
 
     keys = sum(choice.is_correct for choice in choices)
     question = ParsedQuestion(
@@ -494,7 +497,7 @@ def _multichoice(element: Element, text_format: str, problems: list[str]) -> tup
     return choices, "multiple" if not single or keys > 1 else "single", not shuffle
 
 
-def _true_false(element: Element, text_format: str, problems: list[str]) -> tuple[list[ParsedChoice], str, bool]:
+def _true_false(element: Element, text_format: str, problems: list[str]) -> tuple[list[ParsedChoice] | None, str, bool]:
     sides: dict[bool, tuple[Decimal, str]] = {}
     for index, answer in enumerate(element.findall("answer")):
         raw, text_problems = _text(answer)
@@ -509,7 +512,7 @@ def _true_false(element: Element, text_format: str, problems: list[str]) -> tupl
         sides[word == "true"] = (grade, feedback)
     if set(sides) != {True, False}:
         problems.append("a true/false question needs one 'true' and one 'false' answer")
-        return [], "single", True
+        return None, "single", True
     if (sides[True][0] > 0) == (sides[False][0] > 0):
         problems.append("exactly one of a true/false question's answers must carry a positive grade")
     # Moodle shows True then False; so does certprep.
