@@ -1,4 +1,5 @@
 """Question import in admin (upload → preview → confirm) and the export actions, with their limits and permissions."""
+import base64
 import json
 from importlib import import_module
 
@@ -12,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from exams.admin_imports import MAX_UPLOAD_BYTES, SESSION_KEY, QuestionImportExportMixin
-from exams.models import Question
+from exams.models import ExhibitImage, Question
 from tests.factories import DomainFactory, QuestionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -249,3 +250,76 @@ def test_an_export_across_exams_is_refused(instructor_client, exam):
 
     assert response.status_code == 302
     assert "Select questions of one exam to export" in instructor_client.get(response.url).content.decode()
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
+XML = f"""<?xml version="1.0" encoding="UTF-8"?>
+<quiz>
+  <question type="category"><category><text>$course$/top/Core ML/Diffusion</text></category></question>
+  <question type="multichoice">
+    <name><text>Loss curve</text></name>
+    <questiontext format="html">
+      <text><![CDATA[<p><img src="@@PLUGINFILE@@/loss.png" alt="A loss curve"> Which step <b>diverges</b>?</p>]]></text>
+      <file name="loss.png" path="/" encoding="base64">{base64.b64encode(PNG).decode()}</file>
+    </questiontext>
+    <generalfeedback format="html"><text><![CDATA[<p>Step 3: the loss jumps.</p>]]></text></generalfeedback>
+    <idnumber>GENM-LOSS-1</idnumber>
+    <single>true</single>
+    <answer fraction="100" format="html"><text>Step 3</text><feedback><text>Yes.</text></feedback></answer>
+    <answer fraction="0" format="html"><text>Step 1</text><feedback><text>No.</text></feedback></answer>
+  </question>
+  <question type="truefalse">
+    <name><text>Noise</text></name>
+    <questiontext format="html"><text>A denoising step removes predicted noise.</text></questiontext>
+    <answer fraction="100"><text>true</text></answer>
+    <answer fraction="0"><text>false</text></answer>
+    <tags><tag><text>domain:Data</text></tag></tags>
+  </question>
+</quiz>
+""".encode()
+
+
+def test_a_moodle_xml_upload_previews_then_imports_with_its_exhibit(instructor_client, exam):
+    preview = instructor_client.get(upload(instructor_client, exam, XML, name="bank.xml", fmt="xml").url)
+
+    page = preview.content.decode()
+    assert preview.status_code == 200
+    assert "Moodle XML file <strong>bank.xml</strong>" in page
+    assert "Core ML: 1 question" in page and "Data: 1 question" in page
+    assert not Question.objects.exists() and not ExhibitImage.objects.exists()
+
+    instructor_client.post(preview.context["confirm_url"])
+
+    loss = Question.objects.get(title="Loss curve")
+    assert (loss.domain.name, loss.topic, loss.idnumber) == ("Core ML", "Diffusion", "GENM-LOSS-1")
+    assert loss.stem == "Which step **diverges**?" and loss.exhibit == "![A loss curve](exhibit:loss.png)"
+    assert bytes(ExhibitImage.objects.get(name="loss.png").data) == PNG
+    assert [(c.text, c.is_correct) for c in Question.objects.get(title="Noise").choices.order_by("order")] == [
+        ("True", True), ("False", False)
+    ]
+
+
+def test_a_moodle_xml_upload_with_an_entity_imports_nothing(instructor_client, exam):
+    bomb = b'<?xml version="1.0"?>\n<!DOCTYPE quiz [<!ENTITY a "aaaaaaaaaa">]>\n<quiz>&a;</quiz>'
+    preview = instructor_client.get(upload(instructor_client, exam, bomb, name="bank.xml", fmt="xml").url)
+
+    page = preview.content.decode()
+    assert "Line 2: the file declares a DTD" in page
+    assert 'id="question-import-confirm"' not in page
+    instructor_client.post(preview.context["confirm_url"])
+    assert not Question.objects.exists()
+
+
+def test_every_format_of_the_registry_is_offered(instructor_client, exam):
+    from exams.formats.registry import FORMATS
+
+    form = instructor_client.get(IMPORT_URL).context["form"]
+    assert [name for name, _ in form.fields["format"].choices] == list(FORMATS)
+    QuestionFactory(exam=exam, domain=exam.domains.first(), title="Chosen")
+    listing = instructor_client.get(CHANGELIST_URL).content.decode()
+    for bank_format in FORMATS.values():
+        assert f'<option value="export_as_{bank_format.name}">{bank_format.export_description}</option>' in listing
+    xml = export(instructor_client, "export_as_xml", Question.objects.all())
+    assert xml["Content-Disposition"] == 'attachment; filename="GENM-questions.xml"'
+    assert xml["Content-Type"] == "application/xml; charset=utf-8"
+    assert "<text>Chosen</text>" in xml.content.decode()

@@ -203,6 +203,20 @@ def test_gift_round_trip_keeps_everything_gift_can_hold(nca_genm, fresh_copy, tm
         assert imported == expected, original.title
 
 
+def test_moodle_xml_round_trip_keeps_everything_but_errata(nca_genm, fresh_copy, tmp_path):
+    Question.objects.filter(pk=Question.objects.filter(exam=nca_genm).order_by("pk").first().pk).update(idnumber="GENM & 1")
+    before = export_bank(exam=nca_genm)
+    assert any(question.images for question in before)  # image exhibits travel in the file
+
+    round_trip(source=nca_genm, target=fresh_copy, fmt="xml", tmp_path=tmp_path)
+
+    after = export_bank(exam=fresh_copy)
+    assert len(after) == len(before)
+    for original, imported in zip(before, after):
+        assert imported == replace(original, errata=()), original.title
+    assert [question.idnumber for question in after if question.idnumber] == ["GENM & 1"]
+
+
 def test_aiken_round_trip_of_the_single_answer_questions(nca_genm, fresh_copy, tmp_path):
     singles = Question.objects.filter(exam=nca_genm, kind="single", exhibit="", is_active=True)
     before = export_bank(exam=nca_genm, questions=singles)
