@@ -83,7 +83,7 @@ bench-calibration: venv
 	$(TEST_ENV) $(PY) bench/calibration/run.py
 
 conformance: venv
-	$(PY) tools/moodle_conformance.py
+	$(PY) tools/moodle_conformance.py --report docs/CONFORMANCE.md
 
 clean:
 	rm -rf $(VENV) node_modules staticfiles db.sqlite3*

@@ -123,18 +123,24 @@ def _collapse(text: str) -> str:
     return _SPACE.sub(" ", text)
 
 
-def _text_content(node: "_Node | str") -> str:
+def _text_content(node: _Node) -> str:
+    return "".join(_child_text(child) for child in node.children)
+
+
+def _child_text(node: "_Node | str") -> str:
     if isinstance(node, str):
         return node
     if node.tag == "br":
         return "\n"
-    return "".join(_text_content(child) for child in node.children)
+    # A block inside code (or a preformatted text) still starts a line of its own.
+    return f"\n{_text_content(node)}\n" if node.tag in _BLOCK_TAGS else _text_content(node)
 
 
 def _trim_breaks(text: str) -> str:
     # A hard break at either end of a paragraph would show as a backslash.
     text = text.strip(" \t\n")
-    while text.endswith("\\"):
+    # Escaped backslashes come in pairs: an odd one at the end is a hard break's.
+    while (len(text) - len(text.rstrip("\\"))) % 2:
         text = text[:-1].rstrip(" \t\n")
     while text.startswith("\\\n"):
         text = text[2:].lstrip(" \t\n")
@@ -278,7 +284,7 @@ class _Writer:
         for node in nodes:
             if isinstance(node, str):
                 text = _collapse(node)
-                if after_image and "".join(out).endswith((" ", "\n")):
+                if after_image and "".join(out).endswith((" ", "\xa0", "\n")):
                     # "Moodle <img> is": the image goes, and so does one of its spaces.
                     text = text.lstrip(" ")
                 out.append(_escape(text))
@@ -296,7 +302,12 @@ class _Writer:
                 inner = self.inline(node.children)
                 out.append(f"<{tag}>{inner}</{tag}>" if inner.strip() else inner)
             elif tag == "code":
-                out.append(self.code(_text_content(node)))
+                if "".join(out).endswith("`"):
+                    # Backticks right after a code span would lengthen its fence.
+                    text = _collapse(_text_content(node))
+                    out.append(f"<code>{_escape(text)}</code>" if text else "")
+                else:
+                    out.append(self.code(_text_content(node)))
             elif tag == "a":
                 out.append(self.link(node))
             elif tag == "img":
@@ -332,8 +343,9 @@ class _Writer:
     def link(self, node: _Node) -> str:
         href = node.attrs.get("href", "")
         self.link_target(href)
-        inner = self.inline(node.children).strip(" ") or escape_markdown(href)
-        if not href:
+        inner = self.inline(node.children)
+        if not href or not inner.strip():
+            # A link with no text shows nothing; one with no address is only its text.
             return inner
         title = node.attrs.get("title", "")
         title_part = ' "' + title.replace("\\", "\\\\").replace('"', '\\"') + '"' if title else ""

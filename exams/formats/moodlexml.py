@@ -77,7 +77,7 @@ _UNSUPPORTED_HINT = "certprep imports multiple choice, multiple answer and true/
 # Where a certprep export's exhibit ends and its stem starts, in the question text.
 EXHIBIT_END = "<!-- end of exhibit -->"
 _EXHIBIT_SPLIT = re.compile(r"\n[ \t]*" + re.escape(EXHIBIT_END) + r"[ \t]*\n")
-_MARKDOWN_FILE = re.compile(r"(!?)\[([^\]]*)\]\(" + re.escape(PLUGINFILE) + r"([^)\s]*)\)")
+_MARKDOWN_FILE = re.compile(r"(!?)\[([^\[\]\n]*)\]\(" + re.escape(PLUGINFILE) + r"([^)\s]*)\)")
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 # Moodle's grades (question_bank::fraction_options_full); its import refuses any other.
 _MOODLE_GRADES = tuple(

@@ -73,8 +73,12 @@ def test_a_name_loses_its_tags():
     assert html_to_plain_text("x <strong>&gt;</strong> 1 &amp; y") == "x > 1 & y"
 
 
+_INLINE_TAG = re.compile(r"</?(?:b|i|em|strong|code|sub|sup|del|s|kbd|span|a)\b[^>]*>")
+
+
 def shown_text(rendered: str) -> str:
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", rendered)).split())
+    """The words a browser shows: inline tags join, block tags and breaks separate."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", _INLINE_TAG.sub("", rendered))).split())
 
 
 @settings(max_examples=200, deadline=None)
@@ -84,3 +88,38 @@ def test_any_text_shows_as_it_did_in_moodle(text):
     source = f"<p>{html.escape(text)}</p>"
     expected = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", html.escape(text))).split())
     assert shown_text(render_markdown(markdown(source))) == expected
+
+
+words = st.text(st.characters(exclude_categories=("Cs", "Cc", "Cn")), min_size=1, max_size=12).map(html.escape)
+INLINE = ["b", "i", "em", "strong", "code", "sub", "sup", "del", "kbd", "span"]
+BLOCK = ["p", "div", "blockquote", "h2", "h4", "pre"]
+
+
+def element(children: st.SearchStrategy) -> st.SearchStrategy:
+    def wrap(tag_and_parts):
+        tag, parts = tag_and_parts
+        if tag == "ul" or tag == "ol":
+            return f"<{tag}>" + "".join(f"<li>{part}</li>" for part in parts) + f"</{tag}>"
+        if tag == "a":
+            return f'<a href="https://example.com/">{"".join(parts)}</a>'
+        if tag == "br":
+            return "<br>"
+        return f"<{tag}>{''.join(parts)}</{tag}>"
+
+    return st.tuples(st.sampled_from(INLINE + BLOCK + ["ul", "ol", "a", "br"]), st.lists(children, max_size=3)).map(wrap)
+
+
+fragments = st.recursive(words, element, max_leaves=12)
+
+
+def text_of(source: str) -> str:
+    # What a browser shows of the sanitized source, as words.
+    from exams.formats.htmltext import sanitize
+
+    return shown_text(sanitize(source))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(fragments, min_size=1, max_size=4).map("".join))
+def test_nested_html_keeps_its_text(source):
+    assert shown_text(render_markdown(markdown(source))) == text_of(source)
