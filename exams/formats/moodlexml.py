@@ -286,8 +286,11 @@ def _convert(text: str, text_format: str, *, inline: bool):
 
         def take(match: re.Match) -> str:
             bang, alt, path = match.groups()
-            (images.append((alt, unquote(path))) if bang else linked.append(unquote(path)))
-            return "" if bang else match.group(0)
+            if bang:
+                images.append((alt, unquote(path)))
+                return ""
+            linked.append(unquote(path))
+            return match.group(0)
 
         markdown = _MARKDOWN_FILE.sub(take, text).strip(TRIM)
         return markdown, images, linked, []
