@@ -117,15 +117,16 @@ def _database(variable: str = "DATABASE_URL") -> dict:
     # of the dashboard's mastery statement).
     options["options"] = " ".join(filter(None, ["-c jit=off", options.get("options")]))
     if envbool("DATABASE_POOL", True):
-        from psycopg_pool import ConnectionPool
+        from config.pool import check_connection
 
         # The pool checks each connection before lending it, so a restarted server
-        # costs one reconnect instead of an error page.
+        # costs one reconnect instead of an error page; the check polls the socket and
+        # makes a round trip only when the server has spoken (config/pool.py).
         options["pool"] = {
             "min_size": envint("DATABASE_POOL_MIN", 2, minimum=0),
             "max_size": envint("DATABASE_POOL_MAX", 10, minimum=1),
             "timeout": envint("DATABASE_POOL_TIMEOUT", 10, minimum=1),
-            "check": ConnectionPool.check_connection,
+            "check": check_connection,
         }
         config["CONN_MAX_AGE"] = 0
     else:

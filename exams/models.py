@@ -5,8 +5,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.validators import MaxLengthValidator, MaxValueValidator, MinValueValidator
-from django.db import models, transaction
-from django.db.models import Q
+from django.db import connection, models, transaction
+from django.db.models import F, Q
 from django.db.models.functions import Now
 from django.urls import reverse
 from django.utils import timezone
@@ -514,9 +514,11 @@ class Attempt(models.Model):
         return self.finished_at - self.started_at
 
     def record_answer(self, *, response: "Response", choice_ids: list[int]) -> bool:
-        """Store the choices picked for one slot (the caller holds the attempt's row lock).
+        """Store the choices picked for one slot (the caller holds the attempt's row lock, or
+        on SQLite the database's write lock).
 
-        Returns whether anything changed; saving the same answer again is a no-op.
+        Returns whether anything changed; saving the same answer again is a no-op. A change
+        always updates the slot's row (`answered_at`), which exams.saving relies on.
         """
         current = {pick.choice_id for pick in response.picks.all()}
         if current == set(choice_ids):
@@ -538,6 +540,10 @@ class Attempt(models.Model):
             return False
         response.strikes.filter(choice_id__in=current - choice_ids).delete()
         ResponseStrike.objects.bulk_create(ResponseStrike(response=response, choice_id=pk) for pk in choice_ids - current)
+        if connection.vendor == "postgresql":
+            # A new row version for the slot: the one-statement save (exams.saving) sees that
+            # its slot changed while it waited, and reads it again.
+            Response.objects.filter(pk=response.pk).update(flagged=F("flagged"))
         getattr(response, "_prefetched_objects_cache", {}).pop("strikes", None)
         return True
 

@@ -78,8 +78,31 @@ def test_without_database_url_the_app_uses_sqlite_in_wal_with_immediate_transact
 
 @pytest.mark.postgres_only
 def test_postgres_goes_through_a_checked_pool():
+    from config.pool import check_connection
+
     pool = settings.DATABASES["default"]["OPTIONS"]["pool"]
-    assert pool["check"].__name__ == "check_connection"
+    assert pool["check"] is check_connection
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db
+def test_the_pool_check_costs_a_live_connection_no_round_trip_and_finds_a_dead_one():
+    import psycopg
+    from django.db import connection
+
+    from config.pool import check_connection
+
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    with psycopg.connect(**params, autocommit=True) as lent, psycopg.connect(**params, autocommit=True) as watcher:
+        lent.execute("SELECT 'before the check'")
+        check_connection(lent)
+        ((last,),) = watcher.execute("SELECT query FROM pg_stat_activity WHERE pid = %s", [lent.info.backend_pid]).fetchall()
+        assert last == "SELECT 'before the check'"  # the check sent nothing
+        watcher.execute("SELECT pg_terminate_backend(%s, 5000)", [lent.info.backend_pid])
+        with pytest.raises(psycopg.OperationalError):
+            check_connection(lent)
 
 
 @pytest.mark.postgres_only

@@ -13,6 +13,13 @@ User classes:
   HelloCapacity  GET /bench/hello with no think time: the floor's throughput at saturation.
   SaveCapacity   answer saves with no think time, two answers alternating on the slot the
                  learner is on: the answer save's throughput at saturation.
+  PageCapacity / PartialCapacity
+                 the question page with no think time, whole (a reload) or as the htmx
+                 partial (a move in the navigator).
+  WriteFloorCapacity
+                 POST /write/ on the write floor (bench/floor, its own gunicorn: database
+                 session, user, CSRF, lock one row and UPDATE it), with no think time;
+                 signed-in sessions from BENCH_FLOOR_SESSIONS (bench/floor/seed.py).
 
 Written to BENCH_OUT (a directory) when the test stops:
   requests.csv  every request: start time, name, response time (ms), ok, status
@@ -321,3 +328,72 @@ class SaveCapacity(_Account):
             self.save(self.attempt_id, self.position, [1 + self.turn % 2])
         except JourneyBroken:
             pass
+
+
+class PageCapacity(_Account):
+    """The question page flat out: a reload (whole page) of the slot the learner is on."""
+
+    wait_time = constant(0)
+    htmx = False
+    page_name = "question page"
+
+    def on_start(self) -> None:
+        self.attempt_id = None
+        try:
+            super().on_start()
+            self.attempt_id, self.position = self.start_mock()
+        except JourneyBroken:
+            self.attempt_id = None
+        finally:
+            _user_ready(self.environment)
+
+    @task
+    def page(self) -> None:
+        if self.attempt_id is None:
+            gevent.sleep(1)
+            return
+        headers = {"HX-Request": "true"} if self.htmx else {}
+        with self.client.get(f"/attempts/{self.attempt_id}/q/{self.position}/", name=self.page_name, headers=headers,
+                             catch_response=True) as response:
+            if response.status_code != 200 or HEADING.search(response.text or "") is None:
+                response.failure(f"{self.page_name}: {response.status_code}")
+            else:
+                response.success()
+
+
+class PartialCapacity(PageCapacity):
+    """The question page's htmx partial (the form only), as a move in the navigator fetches it."""
+
+    htmx = True
+    page_name = "question partial"
+
+
+_floor_sessions = itertools.count()
+
+
+class WriteFloorCapacity(FastHttpUser):
+    """The write floor flat out: a signed-in user's locked UPDATE of the row they own."""
+
+    wait_time = constant(0)
+
+    def on_start(self) -> None:
+        try:
+            sessions = list(json.loads(Path(os.environ["BENCH_FLOOR_SESSIONS"]).read_text()).values())
+            key = sessions[next(_floor_sessions) % len(sessions)]
+            self.csrf = "".join(random.choices("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", k=32))
+            domain = self.host.split("//", 1)[1].split(":")[0]
+            for name, value in (("sessionid", key), ("csrftoken", self.csrf)):
+                self.client.cookiejar.set_cookie(Cookie(
+                    0, name, value, None, False, domain, False, False, "/", True, False, None, True, None, None, {},
+                ))
+        finally:
+            _user_ready(self.environment)
+
+    @task
+    def write(self) -> None:
+        with self.client.post("/write/", data="", headers=dict(FORM, **{"X-CSRFToken": self.csrf}), name="write floor",
+                              catch_response=True) as response:
+            if response.status_code != 200 or response.text != "Saved":
+                response.failure(f"write floor: {response.status_code}")
+            else:
+                response.success()

@@ -178,7 +178,8 @@ def manage(args, *command: str) -> str:
 class Server:
     """gunicorn on loopback with one setting ("sync:2", "gthread:2x4"); stopped by stop()."""
 
-    def __init__(self, args, setting: str, *, app: str = "config.wsgi:application", extra_env: dict | None = None):
+    def __init__(self, args, setting: str, *, app: str = "config.wsgi:application", extra_env: dict | None = None,
+                 env: dict | None = None, database: str | None = None):
         self.setting = setting
         kind, _, size = setting.partition(":")
         workers, _, threads = size.partition("x")
@@ -193,7 +194,10 @@ class Server:
         ]
         self.command = " ".join(command[1:]).replace(str(VENV_BIN) + "/", "")
         # Enough pooled connections for every thread, and no more.
-        env = app_env(args, DATABASE_POOL_MIN=min(2, self.threads), DATABASE_POOL_MAX=self.threads + 1, **(extra_env or {}))
+        # The database whose backends this server's CPU meter reads.
+        self.database = database or database_name(args.database_url)
+        if env is None:
+            env = app_env(args, DATABASE_POOL_MIN=min(2, self.threads), DATABASE_POOL_MAX=self.threads + 1, **(extra_env or {}))
         # Django logs a server error with its traceback to stderr: keep it next to gunicorn's log.
         with open(self.log.with_suffix(".stderr"), "w") as stderr:
             self.process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True,
@@ -263,8 +267,33 @@ def create_database(args) -> None:
     args.postgres = {"version": version, **settings}
 
 
+def floor_env(args) -> dict:
+    """The write floor's environment (bench/floor): its own settings module and database."""
+    return dict(os.environ, PYTHONPATH=str(ROOT / "bench" / "floor"), DJANGO_SETTINGS_MODULE="floorsite.settings",
+                FLOOR_DATABASE_URL=args.floor_database_url,
+                SECRET_KEY="bench-only-floor-key-padding-0123456789abcdefghijklmnop")
+
+
+def setup_floor(args) -> str:
+    import psycopg
+
+    name = database_name(args.floor_database_url)
+    admin_url = args.floor_database_url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{name}"')
+    for command in ([str(VENV_BIN / "django-admin"), "migrate", "--noinput", "-v0"],
+                    [sys.executable, str(ROOT / "bench" / "floor" / "seed.py"), "--count", str(args.capacity_users),
+                     "--out", str(args.workdir / "floor-sessions.json")]):
+        done = subprocess.run(command, cwd=ROOT, env=floor_env(args), capture_output=True, text=True, timeout=300)
+        if done.returncode:
+            raise SystemExit(f"write floor setup ({command[1]}) failed:\n{done.stdout}\n{done.stderr}")
+    return done.stdout.strip()
+
+
 def setup(args) -> dict:
     started = time.perf_counter()
+    floor = setup_floor(args)
     create_database(args)
     manage(args, "migrate", "--noinput")
     bank = manage(args, "load_bank").strip()
@@ -274,7 +303,7 @@ def setup(args) -> dict:
     )
     if seeded.returncode:
         raise SystemExit(f"seeding accounts failed:\n{seeded.stderr}")
-    return {"seconds": round(time.perf_counter() - started, 1), "bank": bank, "accounts": seeded.stdout.strip()}
+    return {"seconds": round(time.perf_counter() - started, 1), "bank": bank, "accounts": seeded.stdout.strip(), "floor": floor}
 
 
 # ---------------------------------------------------------------- locust runs
@@ -292,12 +321,12 @@ def run_locust(args, server: Server, *, name: str, classes: list[str], users: in
         "-u", str(users), "-r", str(spawn_rate), "--run-time", f"{cap}s", "--stop-timeout", "0",
         "--host", server.url, "--loglevel", "WARNING", *classes,
     ]
-    env = dict(os.environ, BENCH_OUT=str(out), BENCH_SESSION_CACHE=str(args.workdir / "sessions.json"),
+    env = dict(os.environ, BENCH_OUT=str(out), BENCH_FLOOR_SESSIONS=str(args.workdir / "floor-sessions.json"), BENCH_SESSION_CACHE=str(args.workdir / "sessions.json"),
                BENCH_EXPECTED_USERS=str(users), BENCH_MEASURE_SECONDS=str(measure),
                BENCH_ACCOUNT_OFFSET=str(offset), BENCH_ACCOUNT_COUNT=str(args.accounts - offset),
                BENCH_FLOOR_USERS=str(args.floor_users), BENCH_THINK_MIN=str(args.think[0]), BENCH_THINK_MAX=str(args.think[1]),
                **(extra_env or {}))
-    meter = CpuMeter(server, args.database_url, database_name(args.database_url))
+    meter = CpuMeter(server, args.database_url, server.database)
     client_before = os.times()
     with open(out / "locust.log", "w") as log:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -398,19 +427,40 @@ def lost_answers(args, run: dict) -> dict:
 # ---------------------------------------------------------------- phases
 
 
+WRITE_FLOOR = "write floor"
+PAGE = "question page"
+PARTIAL = "question partial"
+
+
 def capacity(args, setting: str) -> dict:
+    """One gunicorn setting at saturation: the write floor on its own server, then certprep's
+    hello, answer save, question page and its htmx partial, each flat out in turn."""
+    floor = Server(args, setting, app="floorsite.wsgi:application", env=floor_env(args),
+                   database=database_name(args.floor_database_url))
+    try:
+        write = run_locust(args, floor, name=f"capacity-{setting}-write-floor", classes=["WriteFloorCapacity"],
+                           users=args.capacity_users, spawn_rate=args.capacity_users, measure=args.measure_capacity)
+    finally:
+        floor.stop()
     server = Server(args, setting)
     try:
-        hello = run_locust(args, server, name=f"capacity-{setting}-hello", classes=["HelloCapacity"],
-                           users=args.capacity_users, spawn_rate=args.capacity_users, measure=args.measure_capacity)
-        save = run_locust(args, server, name=f"capacity-{setting}-save", classes=["SaveCapacity"],
-                          users=args.capacity_users, spawn_rate=args.capacity_users, measure=args.measure_capacity,
-                          offset=args.capacity_offset)
-        save["lost"] = lost_answers(args, save)
+        phases = {}
+        for label, cls in (("hello", "HelloCapacity"), ("save", "SaveCapacity"), ("page", "PageCapacity"),
+                           ("partial", "PartialCapacity")):
+            if label in ("page", "partial") and args.no_pages:
+                continue
+            phases[label] = run_locust(args, server, name=f"capacity-{setting}-{label}", classes=[cls],
+                                       users=args.capacity_users, spawn_rate=args.capacity_users, measure=args.measure_capacity,
+                                       offset=0 if label == "hello" else args.capacity_offset)
+        phases["save"]["lost"] = lost_answers(args, phases["save"])
     finally:
         server.stop()
-    return {"setting": setting, "command": server.command, "hello": hello, "save": save,
-            "ratio": save["endpoints"][SAVE]["rps"] / hello["endpoints"][FLOOR]["rps"]}
+    floor_rps = write["endpoints"][WRITE_FLOOR]["rps"]
+    endpoint = {"save": SAVE, "page": PAGE, "partial": PARTIAL}
+    return {"setting": setting, "command": server.command, "floor_command": floor.command, "write": write, **phases,
+            "ratio": phases["save"]["endpoints"][SAVE]["rps"] / phases["hello"]["endpoints"][FLOOR]["rps"],
+            "over_write_floor": {label: phases[label]["endpoints"][endpoint[label]]["rps"] / floor_rps
+                                 for label in endpoint if label in phases}}
 
 
 def learners(args, setting: str) -> list[dict]:
@@ -626,30 +676,46 @@ def report(args, results: dict) -> str:
         lines.append(f"| {target['target']} | {target['measured']} | **{'pass' if target['passed'] else 'miss'}** |")
     lines += [
         "",
-        "### Capacity sweep: the floor and answer saves at saturation",
+        "### Capacity sweep: the floors, answer saves and the question page at saturation",
         "",
-        f"{args.capacity_users} users with no think time, first on `/bench/hello` (floor), then each saving answers "
-        f"on its own mock (two answers alternating on the slot it is on, so every save writes); {fmt(args.measure_capacity)} s measured "
-        "per phase after every user was logged in and on its mock. CPU per request is read from /proc for the gunicorn "
-        "workers and for this database's PostgreSQL backends only, so it holds even on a shared machine.",
+        f"{args.capacity_users} users with no think time, one phase after another on each gunicorn setting: the *write "
+        "floor* (bench/floor: a minimal Django project on its own gunicorn with the same setting and its own database — "
+        "database session, user, CSRF, then BEGIN, lock the user's row, UPDATE it, COMMIT), `/bench/hello` on certprep "
+        "(hello world behind certprep's middleware), answer saves (each user on its own mock, two answers alternating on "
+        "its slot, so every save writes), then the question page whole (a reload) and as the htmx partial (a move). "
+        f"{fmt(args.measure_capacity)} s measured per phase after every user was signed in and on its mock. CPU per request "
+        "is read from /proc for the gunicorn workers and for the phase's database's PostgreSQL backends only, so it "
+        "holds even on a shared machine; the throughput ratios are within one run.",
         "",
-        "| gunicorn | floor req/s | floor p95 ms | save req/s | save p50 ms | save p95 ms | save ÷ floor | worker CPU ms per hello / save | PostgreSQL CPU ms per save | failures | lost answers |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| gunicorn | write floor req/s | hello req/s | save req/s | save p50 / p95 ms | **save ÷ write floor** | page req/s | **page ÷ write floor** | partial req/s | **partial ÷ write floor** | save ÷ hello | worker CPU ms per write floor / hello / save / page / partial | PostgreSQL CPU ms per write floor / save | failures | lost answers |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+
+    def per(phase, name, kind="workers"):
+        if phase is None:
+            return float("nan")
+        return 1000 * phase["cpu"][kind] / max(1, phase["endpoints"].get(name, {"count": 0})["count"])
+
     for c in results["capacity"]:
-        hello, save = c["hello"]["endpoints"][FLOOR], c["save"]["endpoints"][SAVE]
-        hello_cpu = 1000 * c["hello"]["cpu"]["workers"] / max(1, hello["count"])
-        save_cpu = 1000 * c["save"]["cpu"]["workers"] / max(1, save["count"])
-        pg_cpu = 1000 * c["save"]["cpu"]["backends"] / max(1, save["count"])
+        write, hello, save = c["write"]["endpoints"][WRITE_FLOOR], c["hello"]["endpoints"][FLOOR], c["save"]["endpoints"][SAVE]
+        page = c.get("page", {}).get("endpoints", {}).get(PAGE, {"rps": float("nan")})
+        partial = c.get("partial", {}).get("endpoints", {}).get(PARTIAL, {"rps": float("nan")})
+        ratios = c["over_write_floor"]
+        failures = sum(c[k]["failures_total"] for k in ("write", "hello", "save", "page", "partial") if k in c)
         lines.append(
-            f"| `{c['setting']}` | {fmt(hello['rps'])} | {fmt(hello['p95'], 1)} | {fmt(save['rps'])} | {fmt(save['p50'], 1)} "
-            f"| {fmt(save['p95'], 1)} | {c['ratio']:.2f} | {hello_cpu:.2f} / {save_cpu:.2f} | {pg_cpu:.2f} "
-            f"| {c['hello']['failures_total'] + c['save']['failures_total']} | {c['save']['lost']['lost']} |"
+            f"| `{c['setting']}` | {fmt(write['rps'])} | {fmt(hello['rps'])} | {fmt(save['rps'])} | {fmt(save['p50'], 1)} / {fmt(save['p95'], 1)} "
+            f"| **{ratios['save']:.2f}** | {fmt(page['rps'])} | **{ratios.get('page', float('nan')):.2f}** | {fmt(partial['rps'])} "
+            f"| **{ratios.get('partial', float('nan')):.2f}** | {c['ratio']:.2f} "
+            f"| {per(c['write'], WRITE_FLOOR):.2f} / {per(c['hello'], FLOOR):.2f} / {per(c['save'], SAVE):.2f} / "
+            f"{per(c.get('page'), PAGE):.2f} / {per(c.get('partial'), PARTIAL):.2f} "
+            f"| {per(c['write'], WRITE_FLOOR, 'backends'):.2f} / {per(c['save'], SAVE, 'backends'):.2f} "
+            f"| {failures} | {c['save']['lost']['lost']} |"
         )
     lines += [
         "",
         f"Settings are `worker-class:workers[xthreads]`; the gunicorn command line was "
-        f"`{results['capacity'][0]['command']}` with each setting's numbers. Best setting by answer-save throughput: "
+        f"`{results['capacity'][0]['command']}` with each setting's numbers (the write floor: "
+        f"`{results['capacity'][0]['floor_command']}`). Best setting by answer-save throughput: "
         f"**`{results['best']}`**. Other processes on the machine used "
         + ", ".join(f"{fmt(c['save']['cpu']['others'], 1)} CPU-s" for c in results["capacity"])
         + " during the save phases (of "
@@ -744,16 +810,23 @@ def targets(results: dict) -> list[dict]:
             rows.append({"target": "p95 answer save < 50 ms at 50 learners",
                          "measured": ", ".join(f"{fmt(v, 1)} ms (`{k}`)" for k, v in p95.items()),
                          "passed": any(v < TARGETS["p95_save_ms_at_50"] for v in p95.values())})
-    ratios = {c["setting"]: c["ratio"] for c in results["capacity"]}
-    rows.append({"target": "answer save ≥ 0.5 × floor throughput",
-                 "measured": ", ".join(f"{v:.2f} (`{k}`)" for k, v in ratios.items()),
-                 "passed": max(ratios.values()) >= TARGETS["save_over_floor"]})
+    for label, target in (("save", 0.5), ("page", 0.5), ("partial", 0.7)):
+        ratios = {c["setting"]: c["over_write_floor"][label] for c in results["capacity"] if label in c["over_write_floor"]}
+        if not ratios:
+            continue
+        what = {"save": "answer save", "page": "question page (whole GET)", "partial": "question page (htmx partial)"}[label]
+        rows.append({"target": f"{what} ≥ {target} × the write floor's throughput",
+                     "measured": ", ".join(f"{v:.2f} (`{k}`)" for k, v in ratios.items()),
+                     "passed": max(ratios.values()) >= target})
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/certprep_bench")
+    parser.add_argument("--floor-database-url", default=None,
+                        help="the write floor's database (default: the benchmark database's name + _floor)")
+    parser.add_argument("--no-pages", action="store_true", help="skip the question page phases of the capacity sweep")
     parser.add_argument("--learners", default="50,200", help="concurrent learner levels (default 50,200)")
     parser.add_argument("--baseline", default="sync:2", help="gunicorn setting every level runs on (default sync:2)")
     parser.add_argument("--sweep", default="sync:2,sync:4,gthread:2x4,gthread:4x4",
@@ -770,15 +843,17 @@ def main() -> None:
     parser.add_argument("--ramp-cap", type=float, default=300, help="longest wait for all users to log in (s)")
     parser.add_argument("--profile", action="store_true", help="profile answer saves even when every target passes")
     parser.add_argument("--no-py-spy", action="store_true")
+    parser.add_argument("--no-profile", action="store_true", help="never profile, even when a target is missed")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/certprep-bench-load"))
     parser.add_argument("--results", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "BENCHMARKS.md")
     args = parser.parse_args()
-    args.learners = [int(level) for level in args.learners.split(",")]
+    args.floor_database_url = args.floor_database_url or args.database_url.split("?")[0] + "_floor"
+    args.learners = [int(level) for level in args.learners.split(",") if level]
     args.think = tuple(float(value) for value in args.think.split(","))
     args.sweep = [setting.strip() for setting in args.sweep.split(",")]
     # Capacity users use the accounts after the learners'.
-    args.capacity_offset = max(args.learners)
+    args.capacity_offset = max(args.learners, default=0)
     args.accounts = args.capacity_offset + args.capacity_users
     args.workdir.mkdir(parents=True, exist_ok=True)
 
@@ -803,8 +878,9 @@ def main() -> None:
             print(f"capacity: {setting} ...", flush=True)
             results["capacity"].append(capacity(args, setting))
             c = results["capacity"][-1]
-            print(f"  floor {c['hello']['endpoints'][FLOOR]['rps']:.0f} req/s, save {c['save']['endpoints'][SAVE]['rps']:.0f} req/s, "
-                  f"ratio {c['ratio']:.2f}", flush=True)
+            print(f"  write floor {c['write']['endpoints'][WRITE_FLOOR]['rps']:.0f} req/s, hello {c['hello']['endpoints'][FLOOR]['rps']:.0f} req/s, "
+                  f"save {c['save']['endpoints'][SAVE]['rps']:.0f} req/s; ÷ write floor: "
+                  + ", ".join(f"{k} {v:.2f}" for k, v in c["over_write_floor"].items()), flush=True)
         results["best"] = max(results["capacity"], key=lambda c: c["save"]["endpoints"][SAVE]["rps"])["setting"]
         results["learners"] = []
         for setting in dict.fromkeys([args.baseline, results["best"]]):
@@ -815,7 +891,7 @@ def main() -> None:
                 print(f"  {run['learners']} learners: save {save.get('rps', 0):.0f} req/s p95 {save.get('p95', 0):.0f} ms, "
                       f"failures {run['failures_total']}, lost {run['lost']['lost']}", flush=True)
         results["targets"] = targets(results)
-        if args.profile or not all(t["passed"] for t in results["targets"]):
+        if args.profile or (not args.no_profile and not all(t["passed"] for t in results["targets"])):
             print("profiling answer saves ...", flush=True)
             results["profile"] = profile(args, args.baseline)
     finally:

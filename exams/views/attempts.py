@@ -14,7 +14,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, push_url, reswap, retarget, trigger_client_event
 
 from accounts.models import Profile
-from exams import grading, services
+from exams import grading, saving, services
 from exams.access import learner_required, owned_attempt
 from exams.formats import choice_label
 from exams.forms import AnswerForm, SessionForm
@@ -224,10 +224,27 @@ def _go_target(go, position: int, slot_count: int, *, walk: list[int] | None = N
     return go if isinstance(go, int) else position
 
 
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
 @learner_required
 @require_http_methods(["GET", "POST"])
 def question(request: HttpRequest, attempt_id: int, position: int) -> HttpResponse:
     """One slot of an attempt: show it (GET) or save its answer, flag, check and go on (POST)."""
+    posted = None
+    if request.method == "POST" and request.content_type in FORM_TYPES:
+        try:
+            posted = request.POST
+        except MultiPartParserError:
+            pass  # refused below, once the attempt is known to be theirs
+    if posted is not None and request.htmx:
+        # The page's save on every change: one statement, or nothing and the general path below.
+        plain = saving.plain_save(posted)
+        if plain is not None:
+            saved = saving.save_plainly(user_id=request.user.pk, attempt_id=attempt_id, position=position, save=plain)
+            if saved is not None:
+                item = {"position": position, "answered": saved.answered, "incomplete": saved.incomplete, "flagged": saved.flagged}
+                return _saved_in_place(request, item, saved.seconds_left)
     with transaction.atomic():
         attempt = owned_attempt(request.user, attempt_id, for_update=request.method == "POST", with_clock=True)
         results_url = reverse("exams:results", args=[attempt.pk])
@@ -250,13 +267,11 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             template = "exams/attempt.html#attempt-main" if request.htmx else "exams/attempt.html"
             return trigger_client_event(render(request, template, context), "clock-sync", {"remaining": attempt.seconds_left()})
 
-        if request.content_type not in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        if request.content_type not in FORM_TYPES:
             # A body that is not a form (JSON, text) would read as "no choices": refuse it
             # rather than answer "Saved" and erase the slot's answer.
             return HttpResponseBadRequest("An answer is sent as a form post.", content_type="text/plain; charset=utf-8")
-        try:
-            posted = request.POST
-        except MultiPartParserError:
+        if posted is None:
             return HttpResponseBadRequest("The form post is malformed.", content_type="text/plain; charset=utf-8")
         form = AnswerForm(
             posted,
@@ -341,21 +356,29 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             "incomplete": 0 < len(picks) < response.question.choose,
             "flagged": response.flagged,
         }
-        html = render_to_string("exams/attempt.html#save-status", {"saved": True}, request) + render_to_string(
-            "exams/attempt.html#navigator-item", {"slot": item, "current": position, "oob": True}, request
-        )
-        page = HttpResponse(html)
-    else:
-        shown = _slot(attempt, target)
-        context = _question_context(request, attempt, shown, _navigator(attempt), walk=walk)
-        page = render(request, "exams/attempt.html#attempt-main", context)
-        page = retarget(reswap(page, "outerHTML"), "#attempt-main")
-        if target != position:
-            page = push_url(page, context["question_url"])
+        return _saved_in_place(request, item, attempt.seconds_left(), finished=attempt.is_finished)
+    shown = _slot(attempt, target)
+    context = _question_context(request, attempt, shown, _navigator(attempt), walk=walk)
+    page = render(request, "exams/attempt.html#attempt-main", context)
+    page = retarget(reswap(page, "outerHTML"), "#attempt-main")
+    if target != position:
+        page = push_url(page, context["question_url"])
     page["X-Slot"] = str(target)
     if attempt.is_finished:
         page["X-Attempt-Finished"] = "1"
     return _saved(trigger_client_event(page, "clock-sync", {"remaining": attempt.seconds_left()}))
+
+
+def _saved_in_place(request: HttpRequest, item: dict, seconds_left: float | None, *, finished: bool = False) -> HttpResponse:
+    """A save of the slot on screen: "Saved" and its navigator item, the question not redrawn."""
+    html = render_to_string("exams/attempt.html#save-status", {"saved": True}, request) + render_to_string(
+        "exams/attempt.html#navigator-item", {"slot": item, "current": item["position"], "oob": True}, request
+    )
+    page = HttpResponse(html)
+    page["X-Slot"] = str(item["position"])
+    if finished:
+        page["X-Attempt-Finished"] = "1"
+    return _saved(trigger_client_event(page, "clock-sync", {"remaining": seconds_left}))
 
 
 def _in_running_mock(user, question_id: int) -> bool:
