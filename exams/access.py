@@ -3,16 +3,27 @@ from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpResponse
+from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
 
+from accounts.models import Profile
 from exams.models import Attempt
 
 
-def owned_attempt(user, attempt_id: int, *, for_update: bool = False, with_clock: bool = False) -> Attempt:
-    """The attempt if this user owns it; 404 otherwise (never 403: ids are not confirmed)."""
+def owned_attempt(user, attempt_id: int, *, for_update: bool = False, with_clock: bool = False,
+                  with_shortcuts: bool = False) -> Attempt:
+    """The attempt if this user owns it; 404 otherwise (never 403: ids are not confirmed).
+
+    `with_shortcuts` reads the learner's shortcut setting in the same query
+    (`attempt.shortcuts_enabled`; None when they have no profile yet).
+    """
     attempts = Attempt.objects.select_related("exam")
     if with_clock:
         attempts = attempts.with_clock()
+    if with_shortcuts:
+        attempts = attempts.annotate(shortcuts_enabled=Subquery(
+            Profile.objects.filter(user_id=OuterRef("user_id")).values("shortcuts_enabled")[:1]
+        ))
     if for_update:
         attempts = attempts.select_for_update(of=("self",))
     return get_object_or_404(attempts, pk=attempt_id, user_id=user.pk)

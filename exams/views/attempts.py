@@ -1,4 +1,5 @@
 """Attempts of every mode: start, one question at a time, check (practice), review, submit, results."""
+from contextlib import nullcontext
 from decimal import Decimal
 
 from django.contrib import messages
@@ -104,6 +105,21 @@ def _navigator(attempt: Attempt) -> list[dict]:
     ]
 
 
+def _navigator_button(slot: dict, current: int) -> dict:
+    """One navigator button as the page shows it, worked out here so the 60-button loop of
+    the template only prints strings: its classes, its spoken label, whether it is current."""
+    state = "incomplete" if slot["incomplete"] else "answered" if slot["answered"] else "unanswered"
+    is_current = slot["position"] == current
+    classes = ["nav-item", *(name for name in ("answered", "incomplete", "flagged") if slot[name])]
+    return {
+        **slot,
+        "number": str(slot["position"]),
+        "classes": " ".join([*classes, "current"] if is_current else classes),
+        "is_current": is_current,
+        "label": f"Question {slot['position']}, {state}" + (", flagged" if slot["flagged"] else ""),
+    }
+
+
 def _slot(attempt: Attempt, position: int, *, with_text: bool = True) -> Response | None:
     """One slot with its picks; `with_text` also loads the version a page shows (saves skip it)."""
     related = ("version", "question") if with_text else ("question",)
@@ -146,11 +162,11 @@ def _question_context(request, attempt: Attempt, response: Response, navigator: 
         "question": response.question,
         "options": options,
         "picked_count": sum(option["selected"] for option in options),
-        "navigator": navigator,
+        "navigator": [_navigator_button(slot, response.position) for slot in navigator],
         "item": item,
         "slot_count": len(navigator),
         "seconds_left": attempt.seconds_left(),
-        "shortcuts": Profile.objects.for_user(request.user).shortcuts_enabled,
+        "shortcuts": _shortcuts_enabled(request, attempt),
         "checkable": attempt.mode != AttemptMode.MOCK,
         "feedback": feedback,
         "key_hint": _key_hint(len(options)),
@@ -158,6 +174,12 @@ def _question_context(request, attempt: Attempt, response: Response, navigator: 
         "walk_slots": _walk_slots(navigator, walk, response.position),
         "question_url": reverse("exams:question", args=[attempt.pk, response.position]) + (f"?walk={walk}" if walk else ""),
     }
+
+
+def _shortcuts_enabled(request, attempt: Attempt) -> bool:
+    """The learner's shortcut setting, read with the attempt when the view asked for it."""
+    enabled = getattr(attempt, "shortcuts_enabled", None)
+    return Profile.objects.for_user(request.user).shortcuts_enabled if enabled is None else enabled
 
 
 def _key_hint(count: int) -> str:
@@ -245,8 +267,10 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             if saved is not None:
                 item = {"position": position, "answered": saved.answered, "incomplete": saved.incomplete, "flagged": saved.flagged}
                 return _saved_in_place(request, item, saved.seconds_left)
-    with transaction.atomic():
-        attempt = owned_attempt(request.user, attempt_id, for_update=request.method == "POST", with_clock=True)
+    # A page reads, each statement on its own (no BEGIN/COMMIT); a post writes in one transaction.
+    with transaction.atomic() if request.method == "POST" else nullcontext():
+        attempt = owned_attempt(request.user, attempt_id, for_update=request.method == "POST", with_clock=True,
+                                with_shortcuts=True)
         results_url = reverse("exams:results", args=[attempt.pk])
         if attempt.is_finished:
             if request.method == "POST":
@@ -372,7 +396,7 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
 def _saved_in_place(request: HttpRequest, item: dict, seconds_left: float | None, *, finished: bool = False) -> HttpResponse:
     """A save of the slot on screen: "Saved" and its navigator item, the question not redrawn."""
     html = render_to_string("exams/attempt.html#save-status", {"saved": True}, request) + render_to_string(
-        "exams/attempt.html#navigator-item", {"slot": item, "current": item["position"], "oob": True}, request
+        "exams/attempt.html#navigator-item", {"slot": _navigator_button(item, item["position"]), "oob": True}, request
     )
     page = HttpResponse(html)
     page["X-Slot"] = str(item["position"])
