@@ -16,6 +16,9 @@ User classes:
   PageCapacity / PartialCapacity
                  the question page with no think time, whole (a reload) or as the htmx
                  partial (a move in the navigator).
+  SpikeStarter   a learner already signed in who presses "Start mock" once, at a random
+                 moment within BENCH_SPIKE_WINDOW seconds (default 5) of the moment every
+                 user was ready, and follows the redirect to the question page.
   WriteFloorCapacity
                  POST /write/ on the write floor (bench/floor, its own gunicorn: database
                  session, user, CSRF, lock one row and UPDATE it), with no think time;
@@ -397,3 +400,34 @@ class WriteFloorCapacity(FastHttpUser):
                 response.failure(f"write floor: {response.status_code}")
             else:
                 response.success()
+
+
+SPIKE_WINDOW = float(os.environ.get("BENCH_SPIKE_WINDOW", "5"))
+
+
+class SpikeStarter(_Account):
+    """One of a cohort pressing "Start mock" at once: a random moment of the window, then the redirect."""
+
+    wait_time = constant(0)
+
+    def on_start(self) -> None:
+        self.pressed = False
+        try:
+            super().on_start()
+        finally:
+            _user_ready(self.environment)
+
+    @task
+    def press_start(self) -> None:
+        if self.pressed:
+            gevent.sleep(1)
+            return
+        while _ready["at"] is None:
+            gevent.sleep(0.02)
+        self.pressed = True
+        gevent.sleep(max(0.0, _ready["at"] + random.uniform(0, SPIKE_WINDOW) - time.time()))
+        try:
+            attempt_id, position = self.start_mock()
+            self.question_page(attempt_id, position)
+        except JourneyBroken:
+            pass

@@ -298,7 +298,9 @@ def setup(args) -> dict:
     manage(args, "migrate", "--noinput")
     bank = manage(args, "load_bank").strip()
     seeded = subprocess.run(
-        [sys.executable, str(HERE / "accounts.py"), "--count", str(args.accounts)],
+        [sys.executable, str(HERE / "accounts.py"), "--count", str(args.accounts),
+         "--sessions", str(args.workdir / "sessions.json"),
+         "--signed-in-from", str(args.spike_offset if args.log_in else 0)],
         cwd=ROOT, env=app_env(args), capture_output=True, text=True, timeout=300,
     )
     if seeded.returncode:
@@ -310,7 +312,8 @@ def setup(args) -> dict:
 
 
 def run_locust(args, server: Server, *, name: str, classes: list[str], users: int, spawn_rate: float,
-               measure: float, offset: int = 0, extra_env: dict | None = None, during=None) -> dict:
+               measure: float, offset: int = 0, extra_env: dict | None = None, during=None,
+               think: tuple[float, float] | None = None) -> dict:
     out = args.workdir / name
     out.mkdir(parents=True, exist_ok=True)
     for old in out.iterdir():
@@ -324,7 +327,8 @@ def run_locust(args, server: Server, *, name: str, classes: list[str], users: in
     env = dict(os.environ, BENCH_OUT=str(out), BENCH_FLOOR_SESSIONS=str(args.workdir / "floor-sessions.json"), BENCH_SESSION_CACHE=str(args.workdir / "sessions.json"),
                BENCH_EXPECTED_USERS=str(users), BENCH_MEASURE_SECONDS=str(measure),
                BENCH_ACCOUNT_OFFSET=str(offset), BENCH_ACCOUNT_COUNT=str(args.accounts - offset),
-               BENCH_FLOOR_USERS=str(args.floor_users), BENCH_THINK_MIN=str(args.think[0]), BENCH_THINK_MAX=str(args.think[1]),
+               BENCH_FLOOR_USERS=str(args.floor_users), BENCH_THINK_MIN=str((think or args.think)[0]), BENCH_THINK_MAX=str((think or args.think)[1]),
+               BENCH_SPIKE_WINDOW=str(args.spike_window),
                **(extra_env or {}))
     meter = CpuMeter(server, args.database_url, server.database)
     client_before = os.times()
@@ -437,13 +441,17 @@ def capacity(args, setting: str) -> dict:
     hello, answer save, question page and its htmx partial, each flat out in turn."""
     floor = Server(args, setting, app="floorsite.wsgi:application", env=floor_env(args),
                    database=database_name(args.floor_database_url))
+    server = None
     try:
-        write = run_locust(args, floor, name=f"capacity-{setting}-write-floor", classes=["WriteFloorCapacity"],
-                           users=args.capacity_users, spawn_rate=args.capacity_users, measure=args.measure_capacity)
-    finally:
-        floor.stop()
-    server = Server(args, setting)
-    try:
+        server = Server(args, setting)
+
+        def write_floor(turn):
+            return run_locust(args, floor, name=f"capacity-{setting}-write-floor-{turn}", classes=["WriteFloorCapacity"],
+                              users=args.capacity_users, spawn_rate=args.capacity_users, measure=args.measure_capacity)
+
+        # The write floor before and after certprep's phases: on a shared machine the load of
+        # others drifts, and the mean of the two is what certprep's phases are divided by.
+        writes = [write_floor(1)]
         phases = {}
         for label, cls in (("hello", "HelloCapacity"), ("save", "SaveCapacity"), ("page", "PageCapacity"),
                            ("partial", "PartialCapacity")):
@@ -452,15 +460,78 @@ def capacity(args, setting: str) -> dict:
             phases[label] = run_locust(args, server, name=f"capacity-{setting}-{label}", classes=[cls],
                                        users=args.capacity_users, spawn_rate=args.capacity_users, measure=args.measure_capacity,
                                        offset=0 if label == "hello" else args.capacity_offset)
+        writes.append(write_floor(2))
         phases["save"]["lost"] = lost_answers(args, phases["save"])
     finally:
-        server.stop()
+        floor.stop()
+        if server is not None:
+            server.stop()
+    write = merge_phases(writes)
     floor_rps = write["endpoints"][WRITE_FLOOR]["rps"]
     endpoint = {"save": SAVE, "page": PAGE, "partial": PARTIAL}
+
+    def cpu_per_request(phase, name):
+        return (phase["cpu"]["workers"] + phase["cpu"]["backends"]) / max(1, phase["endpoints"][name]["count"])
+
     return {"setting": setting, "command": server.command, "floor_command": floor.command, "write": write, **phases,
+            "write_runs": [w["endpoints"][WRITE_FLOOR]["rps"] for w in writes],
             "ratio": phases["save"]["endpoints"][SAVE]["rps"] / phases["hello"]["endpoints"][FLOOR]["rps"],
             "over_write_floor": {label: phases[label]["endpoints"][endpoint[label]]["rps"] / floor_rps
-                                 for label in endpoint if label in phases}}
+                                 for label in endpoint if label in phases},
+            # What the ratio would be if CPU were all that limits both (it is, at saturation on
+            # two cores): the floor's CPU per request over this one's. Steady under others' load.
+            "cpu_over_write_floor": {label: cpu_per_request(write, WRITE_FLOOR) / cpu_per_request(phases[label], endpoint[label])
+                                     for label in endpoint if label in phases}}
+
+
+def merge_phases(runs: list[dict]) -> dict:
+    """Two runs of one phase as one: requests and CPU summed, throughput over both windows."""
+    merged = dict(runs[0])
+    merged["cpu"] = {key: sum(run["cpu"][key] for run in runs) for key in runs[0]["cpu"]}
+    merged["failures_total"] = sum(run["failures_total"] for run in runs)
+    endpoints = {}
+    for name in runs[0]["endpoints"]:
+        parts = [run["endpoints"][name] for run in runs if name in run["endpoints"]]
+        count = sum(part["count"] for part in parts)
+        endpoints[name] = {**parts[0], "count": count, "rps": sum(part["rps"] for part in parts) / len(parts),
+                           "p50": max(part["p50"] for part in parts), "p95": max(part["p95"] for part in parts)}
+    merged["endpoints"] = endpoints
+    return merged
+
+
+def spike(args, setting: str, offset: int) -> dict:
+    """A cohort's start: SPIKE users already signed in press "Start mock" within the window and follow the redirect."""
+    server = Server(args, setting)
+    try:
+        run = run_locust(args, server, name=f"spike-{setting}", classes=["SpikeStarter"], users=args.spike_users,
+                         spawn_rate=args.spike_users, measure=args.spike_window + 30, offset=offset)
+    finally:
+        server.stop()
+    run["starts"] = run["endpoints"].get("start mock", {})
+    run["pages"] = run["endpoints"].get("question page", {})
+    return run
+
+
+def ramp(args, setting: str) -> list[dict]:
+    """Learners at a realistic pace, more at each step, until the p95 answer save passes 100 ms."""
+    server = Server(args, setting)
+    steps = []
+    try:
+        for level in args.ramp:
+            run = run_locust(args, server, name=f"ramp-{setting}-{level}", classes=["Learner"], users=level,
+                             spawn_rate=args.spawn_rate, measure=args.measure_ramp, offset=args.ramp_offset,
+                             think=args.ramp_think)
+            run["learners"] = level
+            run["lost"] = lost_answers(args, run)
+            steps.append(run)
+            save = run["endpoints"].get(SAVE, {})
+            print(f"  ramp {level} learners: save p95 {save.get('p95', float('nan')):.0f} ms, failures {run['failures_total']}",
+                  flush=True)
+            if save.get("p95", float("inf")) >= args.ramp_p95 or run["failures_total"]:
+                break
+    finally:
+        server.stop()
+    return steps
 
 
 def learners(args, setting: str) -> list[dict]:
@@ -685,7 +756,10 @@ def report(args, results: dict) -> str:
         "its slot, so every save writes), then the question page whole (a reload) and as the htmx partial (a move). "
         f"{fmt(args.measure_capacity)} s measured per phase after every user was signed in and on its mock. CPU per request "
         "is read from /proc for the gunicorn workers and for the phase's database's PostgreSQL backends only, so it "
-        "holds even on a shared machine; the throughput ratios are within one run.",
+        "holds even on a shared machine; the throughput ratios are within one run, the write floor measured before and "
+        "after certprep's phases (its req/s is the mean of the two). In brackets, the ratio by CPU per request (workers + "
+        "PostgreSQL backends: the floor's over the endpoint's), which is what the throughput ratio comes to when the two "
+        "cores are all that limit both, and which other processes' load does not move.",
         "",
         "| gunicorn | write floor req/s | hello req/s | save req/s | save p50 / p95 ms | **save ÷ write floor** | page req/s | **page ÷ write floor** | partial req/s | **partial ÷ write floor** | save ÷ hello | worker CPU ms per write floor / hello / save / page / partial | PostgreSQL CPU ms per write floor / save | failures | lost answers |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -700,12 +774,13 @@ def report(args, results: dict) -> str:
         write, hello, save = c["write"]["endpoints"][WRITE_FLOOR], c["hello"]["endpoints"][FLOOR], c["save"]["endpoints"][SAVE]
         page = c.get("page", {}).get("endpoints", {}).get(PAGE, {"rps": float("nan")})
         partial = c.get("partial", {}).get("endpoints", {}).get(PARTIAL, {"rps": float("nan")})
-        ratios = c["over_write_floor"]
+        ratios, by_cpu = c["over_write_floor"], c["cpu_over_write_floor"]
         failures = sum(c[k]["failures_total"] for k in ("write", "hello", "save", "page", "partial") if k in c)
         lines.append(
             f"| `{c['setting']}` | {fmt(write['rps'])} | {fmt(hello['rps'])} | {fmt(save['rps'])} | {fmt(save['p50'], 1)} / {fmt(save['p95'], 1)} "
-            f"| **{ratios['save']:.2f}** | {fmt(page['rps'])} | **{ratios.get('page', float('nan')):.2f}** | {fmt(partial['rps'])} "
-            f"| **{ratios.get('partial', float('nan')):.2f}** | {c['ratio']:.2f} "
+            f"| **{ratios['save']:.2f}** ({by_cpu['save']:.2f}) | {fmt(page['rps'])} | **{ratios.get('page', float('nan')):.2f}** "
+            f"({by_cpu.get('page', float('nan')):.2f}) | {fmt(partial['rps'])} "
+            f"| **{ratios.get('partial', float('nan')):.2f}** ({by_cpu.get('partial', float('nan')):.2f}) | {c['ratio']:.2f} "
             f"| {per(c['write'], WRITE_FLOOR):.2f} / {per(c['hello'], FLOOR):.2f} / {per(c['save'], SAVE):.2f} / "
             f"{per(c.get('page'), PAGE):.2f} / {per(c.get('partial'), PARTIAL):.2f} "
             f"| {per(c['write'], WRITE_FLOOR, 'backends'):.2f} / {per(c['save'], SAVE, 'backends'):.2f} "
@@ -723,8 +798,9 @@ def report(args, results: dict) -> str:
         "",
         "### Learners taking mocks, with the floor alongside",
         "",
-        f"Each learner logs in (one POST per account for the whole benchmark: sessions are reused by later runs), "
-        f"then loops over mocks: start, the question page, 60 × (answer save, then save + next), review, submit, "
+        ("Each learner logs in (one POST per account for the whole benchmark: sessions are reused by later runs), "
+         if args.log_in else "Each learner starts signed in (a session made by the seeding; `--log-in` makes them log in), ")
+        + f"then loops over mocks: start, the question page, 60 × (answer save, then save + next), review, submit, "
         f"results. Think time {args.think[0]:g}–{args.think[1]:g} s (uniform) before every request: a fast learner who "
         f"answers a question every ~{args.think[0] + args.think[1]:g} s where the exam allows 60 s, so each simulated "
         f"learner offers the load of ~{60 / (args.think[0] + args.think[1]):.0f} real ones. Warm start: each learner's first "
@@ -753,6 +829,57 @@ def report(args, results: dict) -> str:
             cpu_line(run),
             "",
         ]
+    if results.get("draw"):
+        draw = results["draw"]
+        lines += [
+            "### \"Start mock\"'s draw, alone",
+            "",
+            f"`bench/load/draw.py`: {draw['draws']} first mocks of new learners drawn one after another in one process "
+            f"(`services.attempt_start`, all the POST does besides session, user and redirect): median {fmt(draw['wall_ms_p50'], 1)} ms "
+            f"wall (p95 {fmt(draw['wall_ms_p95'], 1)} ms), {fmt(draw['cpu_ms_p50'], 1)} ms of Python CPU at the median, "
+            f"{fmt(draw['postgres_cpu_ms_mean'], 1)} ms of PostgreSQL CPU on average.",
+            "",
+        ]
+    if results.get("spikes"):
+        lines += [
+            "### A cohort's start spike",
+            "",
+            f"{args.spike_users} learners, already signed in (sessions made by the seeding), each press \"Start mock\" once at a "
+            f"random moment (uniform) within {args.spike_window:g} s and follow the redirect to their first question; every "
+            "press draws a new mock.",
+            "",
+            "| gunicorn | start mock POSTs | p50 ms | p95 ms | max ms | question page p95 ms | errors | worker CPU ms per start (with its page) | PostgreSQL CPU ms per start |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for run in results["spikes"]:
+            starts, pages = run["starts"], run["pages"]
+            count = max(1, starts.get("count", 0))
+            lines.append(
+                f"| `{run['server']}` | {starts.get('count', 0)} | {fmt(starts.get('p50', float('nan')))} | {fmt(starts.get('p95', float('nan')))} "
+                f"| {fmt(starts.get('max', float('nan')))} | {fmt(pages.get('p95', float('nan')))} | {run['failures_total']} "
+                f"| {1000 * run['cpu']['workers'] / count:.1f} | {1000 * run['cpu']['backends'] / count:.1f} |")
+        lines.append("")
+    if results.get("ramp"):
+        lines += [
+            f"### Capacity at a realistic pace: a ramp on `{args.baseline}`",
+            "",
+            f"Learners as above but with {args.ramp_think[0]:g}–{args.ramp_think[1]:g} s of think time before every request "
+            f"(an answer every {2 * args.ramp_think[0]:g}–{2 * args.ramp_think[1]:g} s, each followed by its move), signed in "
+            f"by the seeding; each level runs {fmt(args.measure_ramp)} s once every learner is on a question, and the ramp stops "
+            f"at the first level whose p95 answer save reaches {args.ramp_p95:g} ms.",
+            "",
+            "| learners | answer saves/s | save p50 ms | save p95 ms | save + next p95 ms | question page p95 ms | start mock p95 ms | errors | lost | worker + PostgreSQL CPU of 2 cores |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for step in results["ramp"]:
+            e = step["endpoints"]
+            save = e.get(SAVE, {})
+            busy = (step["cpu"]["workers"] + step["cpu"]["backends"]) / max(1.0, step["cpu"]["seconds"] * os.cpu_count())
+            lines.append(
+                f"| {step['learners']} | {fmt(save.get('rps', 0), 1)} | {fmt(save.get('p50', float('nan')))} | {fmt(save.get('p95', float('nan')))} "
+                f"| {fmt(e.get('answer save + next', {}).get('p95', float('nan')))} | {fmt(e.get('question page', {}).get('p95', float('nan')))} "
+                f"| {fmt(e.get('start mock', {}).get('p95', float('nan')))} | {step['failures_total']} | {step['lost']['lost']} | {busy:.0%} |")
+        lines.append("")
     if results.get("profile"):
         lines += profile_section(results["profile"])
     return "\n".join(lines) + "\n"
@@ -810,13 +937,31 @@ def targets(results: dict) -> list[dict]:
             rows.append({"target": "p95 answer save < 50 ms at 50 learners",
                          "measured": ", ".join(f"{fmt(v, 1)} ms (`{k}`)" for k, v in p95.items()),
                          "passed": any(v < TARGETS["p95_save_ms_at_50"] for v in p95.values())})
+    if results.get("draw"):
+        draw = results["draw"]
+        rows.append({"target": "\"Start mock\"'s draw < 50 ms at the median (quiet machine) and ≲ 20 ms of CPU",
+                     "measured": f"{fmt(draw['wall_ms_p50'], 1)} ms median, {fmt(draw['cpu_ms_p50'], 1)} ms CPU "
+                                 f"(+ {fmt(draw['postgres_cpu_ms_mean'], 1)} ms PostgreSQL)",
+                     "passed": draw["wall_ms_p50"] < 50 and draw["cpu_ms_p50"] <= 20})
+    for run in results.get("spikes", []):
+        starts = run["starts"]
+        rows.append({"target": f"start spike ({run['users']} learners within the window, `{run['server']}`): 0 errors, p95 of the POST < 1 s",
+                     "measured": f"{run['failures_total']} errors, p95 {fmt(starts.get('p95', float('nan')))} ms",
+                     "passed": run["failures_total"] == 0 and starts.get("p95", float("inf")) < 1000})
+    if results.get("ramp"):
+        served = [step["learners"] for step in results["ramp"]
+                  if step["endpoints"].get(SAVE, {}).get("p95", float("inf")) < 100 and not step["failures_total"]]
+        rows.append({"target": "learners at a realistic pace served by `sync:2` with p95 save < 100 ms (ramp)",
+                     "measured": f"{max(served) if served else 0} learners (levels tried: {', '.join(str(s['learners']) for s in results['ramp'])})",
+                     "passed": bool(served)})
     for label, target in (("save", 0.5), ("page", 0.5), ("partial", 0.7)):
         ratios = {c["setting"]: c["over_write_floor"][label] for c in results["capacity"] if label in c["over_write_floor"]}
         if not ratios:
             continue
         what = {"save": "answer save", "page": "question page (whole GET)", "partial": "question page (htmx partial)"}[label]
+        by_cpu = {c["setting"]: c["cpu_over_write_floor"][label] for c in results["capacity"] if label in c["cpu_over_write_floor"]}
         rows.append({"target": f"{what} ≥ {target} × the write floor's throughput",
-                     "measured": ", ".join(f"{v:.2f} (`{k}`)" for k, v in ratios.items()),
+                     "measured": ", ".join(f"{v:.2f} (`{k}`; by CPU per request {by_cpu[k]:.2f})" for k, v in ratios.items()),
                      "passed": max(ratios.values()) >= target})
     return rows
 
@@ -842,6 +987,16 @@ def main() -> None:
     parser.add_argument("--measure-profile", type=float, default=12)
     parser.add_argument("--ramp-cap", type=float, default=300, help="longest wait for all users to log in (s)")
     parser.add_argument("--profile", action="store_true", help="profile answer saves even when every target passes")
+    parser.add_argument("--log-in", action="store_true",
+                        help="learners and capacity users log in (PBKDF2: ~1 s of CPU each) instead of starting signed in")
+    parser.add_argument("--spike-users", type=int, default=200, help="learners pressing Start mock in the spike")
+    parser.add_argument("--spike-window", type=float, default=5, help="seconds the spike's presses are spread over")
+    parser.add_argument("--no-spike", action="store_true")
+    parser.add_argument("--ramp", default="100,200,400,800",
+                        help="learner levels of the capacity ramp at a realistic pace, on the baseline setting")
+    parser.add_argument("--ramp-think", default="10,20", help="think time of the ramp: a question every 20–40 s")
+    parser.add_argument("--ramp-p95", type=float, default=100, help="the ramp stops once the p95 answer save reaches this (ms)")
+    parser.add_argument("--measure-ramp", type=float, default=45, help="seconds measured per ramp level")
     parser.add_argument("--no-py-spy", action="store_true")
     parser.add_argument("--no-profile", action="store_true", help="never profile, even when a target is missed")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/certprep-bench-load"))
@@ -853,8 +1008,13 @@ def main() -> None:
     args.think = tuple(float(value) for value in args.think.split(","))
     args.sweep = [setting.strip() for setting in args.sweep.split(",")]
     # Capacity users use the accounts after the learners'.
+    args.ramp = [int(level) for level in args.ramp.split(",") if level]
+    args.ramp_think = tuple(float(value) for value in args.ramp_think.split(","))
     args.capacity_offset = max(args.learners, default=0)
-    args.accounts = args.capacity_offset + args.capacity_users
+    # Accounts signed in by the seeding (no login): two spikes' cohorts, then the ramp's learners.
+    args.spike_offset = args.capacity_offset + args.capacity_users
+    args.ramp_offset = args.spike_offset + 2 * args.spike_users
+    args.accounts = args.ramp_offset + max(args.ramp, default=0)
     args.workdir.mkdir(parents=True, exist_ok=True)
 
     if not (ROOT / "staticfiles" / "staticfiles.json").exists():
@@ -890,6 +1050,24 @@ def main() -> None:
                 save = run["endpoints"].get(SAVE, {})
                 print(f"  {run['learners']} learners: save {save.get('rps', 0):.0f} req/s p95 {save.get('p95', 0):.0f} ms, "
                       f"failures {run['failures_total']}, lost {run['lost']['lost']}", flush=True)
+        print("the draw, alone ...", flush=True)
+        drawn = subprocess.run([sys.executable, str(HERE / "draw.py"), "--count", "40"], cwd=ROOT, env=app_env(args),
+                               capture_output=True, text=True, timeout=600)
+        if drawn.returncode:
+            raise SystemExit(f"draw benchmark failed:\n{drawn.stderr}")
+        results["draw"] = json.loads(drawn.stdout)
+        results["spikes"] = []
+        if not args.no_spike:
+            for turn, setting in enumerate(dict.fromkeys([args.baseline, results["best"]])):
+                print(f"start spike on {setting}: {args.spike_users} learners within {args.spike_window:g} s ...", flush=True)
+                results["spikes"].append(spike(args, setting, args.spike_offset + turn * args.spike_users))
+                run = results["spikes"][-1]
+                print(f"  start mock p50 {run['starts'].get('p50', float('nan')):.0f} ms, p95 {run['starts'].get('p95', float('nan')):.0f} ms, "
+                      f"failures {run['failures_total']}", flush=True)
+        results["ramp"] = []
+        if args.ramp:
+            print(f"ramp on {args.baseline}: {args.ramp} ...", flush=True)
+            results["ramp"] = ramp(args, args.baseline)
         results["targets"] = targets(results)
         if args.profile or (not args.no_profile and not all(t["passed"] for t in results["targets"])):
             print("profiling answer saves ...", flush=True)
@@ -898,10 +1076,12 @@ def main() -> None:
         stop_everything()
     results["elapsed_s"] = time.time() - started
     results["loadavg_end"] = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    others = [run["cpu"]["others"] / max(1.0, run["cpu"]["seconds"]) for run in results["learners"]]
+    phases = [c[k] for c in results.get("capacity", []) for k in ("write", "hello", "save", "page", "partial") if k in c]
+    others = [run["cpu"]["others"] / max(1.0, run["cpu"]["seconds"])
+              for run in [*results.get("learners", []), *phases, *results.get("spikes", []), *results.get("ramp", [])]]
     results["shared_note"] = (
         f"The machine was shared: other processes used on average {fmt(sum(others) / len(others), 2)} of "
-        f"{os.cpu_count()} cores during the learner runs (up to {fmt(max(others), 2)})."
+        f"{os.cpu_count()} cores during the measured phases (up to {fmt(max(others), 2)})."
         if others and max(others) > 0.1 else "Nothing else ran on the machine to speak of."
     )
     write_results(args.results, args.doc, "load", results, report(args, results))
