@@ -112,10 +112,18 @@ def _database(variable: str = "DATABASE_URL") -> dict:
         raise ImproperlyConfigured(f"{variable} must name a database, e.g. postgres://postgres@127.0.0.1:5432/certprep")
     # Options given in the URL's query (sslmode=require, ...) are kept.
     options = config.setdefault("OPTIONS", {})
-    # No JIT compiling: our statements are short, and when the planner's estimate of one
-    # crosses jit_above_cost, compiling costs far more than running (measured: 98 of 104 ms
-    # of the dashboard's mastery statement).
-    options["options"] = " ".join(filter(None, ["-c jit=off", options.get("options")]))
+    if envbool("DATABASE_PGBOUNCER", False):
+        # Through PgBouncer in transaction mode, where consecutive transactions may run on
+        # different server connections: no startup `options` (PgBouncer refuses them: set
+        # `ALTER DATABASE … SET jit = off` on the server instead), no server-side cursors
+        # and no prepared statements, which would outlive their transaction's connection.
+        config["DISABLE_SERVER_SIDE_CURSORS"] = True
+        options["prepare_threshold"] = None
+    else:
+        # No JIT compiling: our statements are short, and when the planner's estimate of one
+        # crosses jit_above_cost, compiling costs far more than running (measured: 98 of 104 ms
+        # of the dashboard's mastery statement).
+        options["options"] = " ".join(filter(None, ["-c jit=off", options.get("options")]))
     if envbool("DATABASE_POOL", True):
         from config.pool import check_connection
 

@@ -143,3 +143,15 @@ def test_a_sqlite_url_without_a_file_is_refused():
     result = run_manage("check", env={**PRODUCTION, "DATABASE_URL": "sqlite://"})
     assert result.returncode != 0
     assert "DATABASE_URL" in result.stderr
+
+
+def test_behind_pgbouncer_no_startup_options_server_side_cursors_or_prepared_statements():
+    script = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
+        "from django.conf import settings; d = settings.DATABASES['default'];"
+        "print('options' in d['OPTIONS'], d['OPTIONS']['prepare_threshold'], d['DISABLE_SERVER_SIDE_CURSORS'])"
+    )
+    env = {**os.environ, "DATABASE_URL": "postgres://postgres@127.0.0.1:6432/certprep", "DATABASE_PGBOUNCER": "1"}
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "None", "True"]

@@ -191,6 +191,10 @@ class Server:
             str(VENV_BIN / "gunicorn"), app, "--bind", f"127.0.0.1:{self.port}",
             "--workers", str(self.workers), "--worker-class", kind, "--threads", str(self.threads),
             "--timeout", "60", "--graceful-timeout", "15", "--log-level", "warning", "--error-logfile", str(self.log),
+            # gthread keeps connections alive 2 s by default, shorter than a learner's think
+            # time: a request sent as the server closes the idle connection fails (status 0).
+            # nginx in front (deploy/) holds client connections for 75 s; so does this.
+            "--keep-alive", "75",
         ]
         self.command = " ".join(command[1:]).replace(str(VENV_BIN) + "/", "")
         # Enough pooled connections for every thread, and no more.
@@ -504,7 +508,7 @@ def spike(args, setting: str, offset: int) -> dict:
     server = Server(args, setting)
     try:
         run = run_locust(args, server, name=f"spike-{setting}", classes=["SpikeStarter"], users=args.spike_users,
-                         spawn_rate=args.spike_users, measure=args.spike_window + 30, offset=offset)
+                         spawn_rate=args.spike_users, measure=args.spike_window + 120, offset=offset)
     finally:
         server.stop()
     run["starts"] = run["endpoints"].get("start mock", {})
@@ -653,6 +657,7 @@ COMPONENTS = [
     ("AnswerForm", re.compile(r"AnswerForm|django/forms/")),
     ("templates: render the two partials", re.compile(r"render_to_string|django/template/")),
     ("transaction: BEGIN / COMMIT", re.compile(r"django/db/transaction\.py|Atomic\.__(enter|exit)__")),
+    ("saving: the one-statement save (exams/saving.py)", re.compile(r"\(exams/saving\.py")),
     ("question view: other statements (COUNT(*) of the slots for the form)", re.compile(r"^question \(exams/views/attempts\.py")),
     ("middleware (CSRF, CSP, axes, htmx, messages, security)", re.compile(r"django/middleware/|axes/|django_htmx/|whitenoise/|contrib/messages/")),
     ("Django request handling and response", re.compile(r"django/core/handlers/|django/http/")),
@@ -838,6 +843,20 @@ def report(args, results: dict) -> str:
             f"(`services.attempt_start`, all the POST does besides session, user and redirect): median {fmt(draw['wall_ms_p50'], 1)} ms "
             f"wall (p95 {fmt(draw['wall_ms_p95'], 1)} ms), {fmt(draw['cpu_ms_p50'], 1)} ms of Python CPU at the median, "
             f"{fmt(draw['postgres_cpu_ms_mean'], 1)} ms of PostgreSQL CPU on average.",
+            "",
+        ]
+    if results.get("pages"):
+        lines += [
+            "### What each page of a mock costs, in-process",
+            "",
+            "`bench/load/pages.py`: each page 60 times through `django.test.Client` with the whole middleware stack (no "
+            "HTTP server), for one learner with a running mock and a finished one; CPU is the process's and its PostgreSQL "
+            "backend's. Statement counts are asserted by `tests/exams/test_page_costs.py`.",
+            "",
+            "| page | statements | wall ms (median) | Python CPU ms | PostgreSQL CPU ms |",
+            "|---|---:|---:|---:|---:|",
+            *[f"| {name} | {page['statements']} | {fmt(page['wall_ms_p50'], 1)} | {fmt(page['cpu_ms'], 1)} | {fmt(page['postgres_cpu_ms'], 1)} |"
+              for name, page in results["pages"].items()],
             "",
         ]
     if results.get("spikes"):
@@ -1056,6 +1075,12 @@ def main() -> None:
         if drawn.returncode:
             raise SystemExit(f"draw benchmark failed:\n{drawn.stderr}")
         results["draw"] = json.loads(drawn.stdout)
+        print("the pages of a mock, in-process ...", flush=True)
+        measured = subprocess.run([sys.executable, str(HERE / "pages.py")], cwd=ROOT,
+                                  env=app_env(args, ALLOWED_HOSTS="testserver"), capture_output=True, text=True, timeout=600)
+        if measured.returncode:
+            raise SystemExit(f"page costs failed:\n{measured.stderr}")
+        results["pages"] = json.loads(measured.stdout)
         results["spikes"] = []
         if not args.no_spike:
             for turn, setting in enumerate(dict.fromkeys([args.baseline, results["best"]])):
