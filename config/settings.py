@@ -147,6 +147,9 @@ DATABASES = {"default": _database()}
 if envstr("DATABASE_REPLICA_URL"):
     # A streaming replica of the primary, read only by item statistics (config.routers).
     DATABASES["replica"] = _database("DATABASE_REPLICA_URL")
+    if "pool" in DATABASES["replica"]["OPTIONS"]:
+        # A stopped replica is found out in this long, then statistics read the primary.
+        DATABASES["replica"]["OPTIONS"]["pool"]["timeout"] = envint("DATABASE_REPLICA_TIMEOUT", 2, minimum=1)
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
 DATABASE_ROUTERS = ["config.routers.StatisticsReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -1,10 +1,16 @@
 """The replica router: statistics reads go to the replica when one is configured; nothing else does."""
-from django.test import override_settings
+import os
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+from django.db import connection
 
 from config.routers import StatisticsReplicaRouter, statistics_reads
 from exams.models import Attempt, Question
 
-REPLICA = {"default": {}, "replica": {}}
+ROOT = settings.BASE_DIR
 
 
 def test_without_a_replica_everything_stays_on_the_primary():
@@ -14,12 +20,42 @@ def test_without_a_replica_everything_stays_on_the_primary():
     assert router.db_for_write(Attempt) == "default"
 
 
-@override_settings(DATABASES=REPLICA)
+def database_url() -> str:
+    params = connection.settings_dict
+    return f"postgres://{params['USER']}@{params['HOST']}:{params['PORT']}/{params['NAME']}"
+
+
+def route_in_a_process(replica_url: str) -> list[str]:
+    """Where a fresh process on the test database, with DATABASE_REPLICA_URL, sends reads in
+    and out of statistics_reads(); a statistics query then runs where it was sent."""
+    script = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
+        "from config.routers import StatisticsReplicaRouter, statistics_reads;"
+        "from exams.models import Attempt, Question; r = StatisticsReplicaRouter();"
+        "outside = r.db_for_read(Attempt)\n"
+        "with statistics_reads():\n"
+        "    inside = r.db_for_read(Attempt); again = r.db_for_read(Question)\n"
+        "    Question.objects.using(inside or 'default').count()\n"
+        "print(outside, inside, again, r.db_for_write(Attempt))"
+    )
+    env = {**os.environ, "DATABASE_URL": database_url(), "DATABASE_REPLICA_URL": replica_url}
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db
 def test_statistics_reads_go_to_the_replica_and_only_they():
-    router = StatisticsReplicaRouter()
-    assert router.db_for_read(Attempt) is None
-    with statistics_reads():
-        assert router.db_for_read(Attempt) == "replica"
-        assert router.db_for_write(Attempt) == "default"
-    assert router.db_for_read(Attempt) is None
-    assert router.allow_migrate("replica", "exams") is False
+    # The test database stands in for a streaming copy of the primary: the same rows.
+    assert route_in_a_process(database_url()) == ["None", "replica", "replica", "default"]
+    assert StatisticsReplicaRouter().allow_migrate("replica", "exams") is False
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db
+def test_a_replica_that_is_down_sends_statistics_to_the_primary_instead_of_failing():
+    from tests.fault.cluster import free_port
+
+    # Nothing listens there: the first statistics read finds out, and the next does not ask again.
+    assert route_in_a_process(f"postgres://postgres@127.0.0.1:{free_port()}/certprep") == ["None", "None", "None", "default"]
