@@ -66,8 +66,10 @@ screenshots: venv check-chromium node_modules/.installed
 	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(TEST_ENV) $(PY) -m pytest -q -p no:xdist $(SCREENSHOT_TESTS) --screenshots docs/screenshots
 
-# Load (locust against gunicorn, with the /bench/hello floor) and scale benchmarks; both
-# write their figures into docs/BENCHMARKS.md. Each takes its own database.
+# Load (locust against gunicorn, beside the /bench/hello floor and the write floor of
+# bench/floor on its own gunicorn: capacity sweep, learners, draw, page costs, start spike,
+# capacity ramp) and scale benchmarks; both write their figures into docs/BENCHMARKS.md.
+# Each takes its own database (the load run two: certprep_bench and certprep_bench_floor).
 bench: venv
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
