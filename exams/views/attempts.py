@@ -19,7 +19,7 @@ from exams.access import learner_required, owned_attempt
 from exams.formats import choice_label
 from exams.forms import AnswerForm, SessionForm
 from exams.markdown import render_inline_markdown
-from exams.models import Attempt, AttemptMode, AttemptStatus, Erratum, ErratumStatus, Exam, Response
+from exams.models import Attempt, AttemptMode, AttemptStatus, Bookmark, Erratum, ErratumStatus, Exam, Response
 
 TIME_UP = (
     "Time is up: this attempt has ended and was graded with the answers saved before the deadline."
@@ -151,7 +151,11 @@ def _question_context(request, attempt: Attempt, response: Response, navigator: 
         "slot_count": len(navigator),
         "seconds_left": attempt.seconds_left(),
         "shortcuts": Profile.objects.for_user(request.user).shortcuts_enabled,
-        "checkable": attempt.mode != AttemptMode.MOCK,
+        "checkable": attempt.checks_one_by_one,
+        "can_try_another": response.checked_at is not None and attempt.mode in (AttemptMode.PRACTICE, AttemptMode.DRILL)
+        and not attempt.is_finished,
+        "bookmarked": response.checked_at is not None
+        and Bookmark.objects.filter(user=request.user, question_id=response.question_id).exists(),
         "feedback": feedback,
         "key_hint": _key_hint(len(options)),
         "walk": walk,
@@ -264,7 +268,11 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             choose=response.question.choose,
             # Counted only to move on: a plain save (the hot path) does without the query.
             slot_count=attempt.responses.count() if request.POST.get("go") else position,
-            checkable=attempt.mode != AttemptMode.MOCK,
+            checkable=attempt.checks_one_by_one,
+            uncheckable=(
+                "This session shows keys and explanations when it ends, not one by one."
+                if attempt.feedback_at_end else None
+            ),
         )
         if not form.is_valid():
             if form.refused:
@@ -509,6 +517,9 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
             "domains": domains,
             "chosen_domain": chosen_domain,
             "wrong_count": len(wrong),
+            "bookmarked": set(
+                Bookmark.objects.filter(user=request.user, question__responses__attempt=attempt).values_list("question_id", flat=True)
+            ),
             "practice_in_progress": practice,
             "score_changes": attempt.regrade_changes.select_related("event__erratum__question").order_by("event__created_at"),
         },

@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from exams import progress, services
+from exams.views import practice
 from exams.formats import choice_label
 from exams.models import Attempt, Exam, RegradeChange, Response
 
@@ -61,7 +62,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             .select_related("attempt", "event__erratum__question")
             .order_by("-event__created_at", "-pk")[:10],
             "other_exams": Exam.objects.filter(is_published=True).exclude(pk=exam.pk),
-        }
+        } | practice.builder_context(request, exam=exam, form=practice.builder_form(exam=exam))
     return render(request, "exams/dashboard.html", context)
 
 
