@@ -67,14 +67,28 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     return render(request, "exams/dashboard.html", context)
 
 
-def _export_notes(user) -> dict[int, str]:
-    """The learner's bookmarks, question id → note (one query); a running mock's notes stay out."""
+def _export_bookmarks(user) -> list[dict]:
+    """The learner's bookmarks with their notes (one query); a running mock's notes stay out."""
     in_running_mock = Response.objects.filter(
         attempt__user=user, attempt__mode=AttemptMode.MOCK, attempt__status=AttemptStatus.IN_PROGRESS,
         question_id=OuterRef("question_id"),
     )
-    rows = Bookmark.objects.filter(user=user).annotate(hidden=Exists(in_running_mock)).values_list("question_id", "note", "hidden")
-    return {question_id: "" if hidden else note for question_id, note, hidden in rows}
+    rows = (
+        Bookmark.objects.filter(user=user).annotate(hidden=Exists(in_running_mock))
+        .order_by("question_id").values("question_id", "question__title", "note", "hidden", "created_at", "updated_at")
+    )
+    return [
+        {
+            "question_id": row["question_id"], "question_title": row["question__title"],
+            "note": "" if row["hidden"] else row["note"],
+            "created_at": row["created_at"].isoformat(), "updated_at": row["updated_at"].isoformat(),
+        }
+        for row in rows
+    ]
+
+
+def _export_notes(bookmarks: list[dict]) -> dict[int, str]:
+    return {bookmark["question_id"]: bookmark["note"] for bookmark in bookmarks}
 
 
 def _export_rows(user):
@@ -122,7 +136,7 @@ def export_csv(request: HttpRequest) -> StreamingHttpResponse:
     writer = csv.writer(_Echo())
 
     def lines():
-        notes = _export_notes(request.user)
+        notes = _export_notes(_export_bookmarks(request.user))
         yield writer.writerow(ATTEMPT_FIELDS + RESPONSE_FIELDS)
         for response, selected in _export_rows(request.user):
             yield writer.writerow(_attempt_values(response.attempt) + _response_values(response, selected, notes))
@@ -137,7 +151,8 @@ def export_csv(request: HttpRequest) -> StreamingHttpResponse:
 @login_required
 def export_json(request: HttpRequest) -> HttpResponse:
     attempts: dict[int, dict] = {}
-    notes = _export_notes(request.user)
+    bookmarks = _export_bookmarks(request.user)
+    notes = _export_notes(bookmarks)
     for response, selected in _export_rows(request.user):
         attempt = response.attempt
         if attempt.pk not in attempts:
@@ -149,10 +164,7 @@ def export_json(request: HttpRequest) -> HttpResponse:
         "learner": request.user.get_username(),
         "exported_at": timezone.now().isoformat(),
         "attempts": list(attempts.values()),
-        "bookmarks": [
-            {"question_id": question_id, "note": note}
-            for question_id, note in sorted(notes.items())
-        ],
+        "bookmarks": bookmarks,
     }
     stamp = timezone.now().strftime("%Y%m%d")
     return HttpResponse(

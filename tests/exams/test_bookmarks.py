@@ -166,7 +166,9 @@ class TestTheList:
         assert row["bookmarked"] == "True" and row["note"] == "Check the *units*."
         assert all(r["bookmarked"] == "False" for r in rows if r is not row)
         body = json.loads(learner_client.get(reverse("exams:export_json")).content)
-        assert body["bookmarks"] == [{"question_id": first.question_id, "note": "Check the *units*."}]
+        [exported] = body["bookmarks"]
+        assert exported["question_id"] == first.question_id and exported["note"] == "Check the *units*."
+        assert exported["question_title"] == first.question.title
 
 
 class TestOwnership:
