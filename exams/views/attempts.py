@@ -4,7 +4,7 @@ from decimal import Decimal
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.db.models import Count, Prefetch
+from django.db.models import Count, Exists, OuterRef, Prefetch
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -484,6 +484,7 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
 
     responses = (
         attempt.responses.select_related("version", "question", "domain")
+        .annotate(bookmarked=Exists(Bookmark.objects.filter(user=request.user, question=OuterRef("question_id"))))
         .prefetch_related("picks", "strikes", Prefetch("question__choices"))
         .order_by("position")
     )
@@ -517,9 +518,6 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
             "domains": domains,
             "chosen_domain": chosen_domain,
             "wrong_count": len(wrong),
-            "bookmarked": set(
-                Bookmark.objects.filter(user=request.user, question__responses__attempt=attempt).values_list("question_id", flat=True)
-            ),
             "practice_in_progress": practice,
             "score_changes": attempt.regrade_changes.select_related("event__erratum__question").order_by("event__created_at"),
         },
