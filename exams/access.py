@@ -7,7 +7,7 @@ from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
 
 from accounts.models import Profile
-from exams.models import Attempt
+from exams.models import Attempt, Bookmark
 
 
 def owned_attempt(user, attempt_id: int, *, for_update: bool = False, with_clock: bool = False,
@@ -27,6 +27,11 @@ def owned_attempt(user, attempt_id: int, *, for_update: bool = False, with_clock
     if for_update:
         attempts = attempts.select_for_update(of=("self",))
     return get_object_or_404(attempts, pk=attempt_id, user_id=user.pk)
+
+
+def owned_bookmark(user, bookmark_id: int) -> Bookmark:
+    """The bookmark if this user owns it; 404 otherwise."""
+    return get_object_or_404(Bookmark.objects.select_related("question__domain"), pk=bookmark_id, user_id=user.pk)
 
 
 def learner_required(view):

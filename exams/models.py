@@ -461,6 +461,10 @@ class Attempt(models.Model):
         Domain, on_delete=models.PROTECT, null=True, blank=True, related_name="+",
         help_text="For drills and filtered practice.",
     )
+    feedback_at_end = models.BooleanField(
+        default=False, db_default=False,
+        help_text="Practice built to show keys and explanations only when it ends (no “Check answer”).",
+    )
 
     objects = AttemptQuerySet.as_manager()
 
@@ -496,6 +500,11 @@ class Attempt(models.Model):
     @property
     def is_timed(self) -> bool:
         return self.deadline is not None
+
+    @property
+    def checks_one_by_one(self) -> bool:
+        """Whether "Check answer" shows each answer's key as the learner goes."""
+        return self.mode != AttemptMode.MOCK and not self.feedback_at_end
 
     def seconds_left(self) -> float | None:
         """Seconds to the deadline by the database clock (needs `with_clock()`)."""
@@ -685,6 +694,38 @@ class ReviewItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} · {self.question} (box {self.box}, due {self.due_on})"
+
+
+class BookmarkQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(user=user)
+
+
+NOTE_MAX_LENGTH = 2000
+
+
+class Bookmark(models.Model):
+    """A question a learner keeps coming back to, with their private note (never shown to anyone else)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="bookmarks")
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="bookmarks")
+    note = models.TextField(blank=True, validators=[MaxLengthValidator(NOTE_MAX_LENGTH)], help_text="Markdown.")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    objects = BookmarkQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["user", "question"], name="bookmark_once")]
+        indexes = [models.Index(fields=["user", "-updated_at"], name="bookmark_list")]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.question}"
+
+    @property
+    def note_html(self) -> str:
+        return render_markdown(self.note)
 
 
 class LearnerAccommodation(Profile):

@@ -7,15 +7,18 @@ from datetime import date, timedelta
 
 from django.core.exceptions import EmptyResultSet
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, DateTimeField, ExpressionWrapper, Prefetch, Q
+from django.db import models
+from django.db.models import Count, DateTimeField, Exists, ExpressionWrapper, Max, OuterRef, Prefetch, Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
 from accounts.models import Profile
-from exams import grading, sampling, schedule
+from exams import grading, practice, sampling, schedule
 from exams.models import (
     Attempt,
     AttemptMode,
+    AttemptStatus,
+    Bookmark,
     Choice,
     Dispute,
     Domain,
@@ -57,11 +60,15 @@ def attempt_start(
     count: int | None = None,
     seed: int | None = None,
     question_ids: list[int] | None = None,
+    minutes: float | None = None,
+    feedback_at_end: bool = False,
 ) -> Started:
     """Draw a new attempt, or hand back the one already in progress for this exam and mode.
 
     `question_ids` makes a practice of exactly those questions (the active ones among them),
-    as "Practise the ones I got wrong" does.
+    as "Practise the ones I got wrong" and the practice builder do. A practice may be timed
+    (`minutes`, the learner's accommodation factor already applied) and keep its feedback
+    to the end (`feedback_at_end`).
     """
     existing = Attempt.objects.in_progress().filter(user=user, exam=exam, mode=mode).first()
     if existing is not None:
@@ -91,7 +98,10 @@ def attempt_start(
         question_ids = _session_questions(user=user, exam=exam, domain=domain, count=count or SESSION_SIZE, rng=rng)
     try:
         with transaction.atomic():
-            attempt = _create(user=user, exam=exam, mode=mode, domain=domain, question_ids=question_ids, rng=rng)
+            attempt = _create(
+                user=user, exam=exam, mode=mode, domain=domain, question_ids=question_ids, rng=rng,
+                minutes=minutes, feedback_at_end=feedback_at_end,
+            )
     except IntegrityError:
         # Another tab started the same attempt at the same moment: use that one.
         existing = Attempt.objects.in_progress().filter(user=user, exam=exam, mode=mode).first()
@@ -163,6 +173,166 @@ def _session_questions(*, user, exam: Exam, domain: Domain | None, count: int, r
     return sampling.one_per_group(fresh + again, groups)[:count]
 
 
+class PracticeSource(models.TextChoices):
+    ALL = "all", "All questions"
+    UNSEEN = "unseen", "Not yet seen"
+    MISSED = "missed", "Missed in my last mocks"
+    FLAGGED = "flagged", "Flagged in my last mocks"
+    BOOKMARKED = "bookmarked", "Bookmarked"
+
+
+@dataclass(frozen=True)
+class PracticePlan:
+    """What the learner asked the practice builder for (validated by PracticeBuilderForm)."""
+
+    domains: tuple[Domain, ...]
+    # Per domain id, the topics chosen within it; a domain not in here takes all its topics.
+    topics: dict[int, frozenset[str]]
+    count: int
+    source: str = PracticeSource.ALL
+    mocks: int = 2
+    minutes: int | None = None
+    feedback_at_end: bool = False
+
+
+def practice_candidates(*, user, exam: Exam, plan: PracticePlan) -> tuple[list[practice.Candidate], set[int]]:
+    """The questions that match the plan, and which of them the learner has seen: one query.
+
+    Never a question of a mock the learner has running (its key would show).
+    """
+    seen = Response.objects.filter(attempt__user=user, question=OuterRef("pk"))
+    questions = (
+        Question.objects.active()
+        .filter(exam=exam, domain__in=[domain.pk for domain in plan.domains])
+        .exclude(pk__in=Response.objects.filter(
+            attempt__user=user, attempt__mode=AttemptMode.MOCK, attempt__status=AttemptStatus.IN_PROGRESS
+        ).values("question_id"))
+        .annotate(seen=Exists(seen))
+    )
+    if plan.topics:
+        within = Q(domain__in=[domain.pk for domain in plan.domains if domain.pk not in plan.topics])
+        for domain_id, topics in plan.topics.items():
+            within |= Q(domain_id=domain_id, topic__in=sorted(topics))
+        questions = questions.filter(within)
+    if plan.source == PracticeSource.UNSEEN:
+        questions = questions.filter(seen=False)
+    elif plan.source in (PracticeSource.MISSED, PracticeSource.FLAGGED):
+        last_mocks = (
+            Attempt.objects.finished().filter(user=user, exam=exam, mode=AttemptMode.MOCK)
+            .order_by("-finished_at", "-pk").values("pk")[: plan.mocks]
+        )
+        slots = Response.objects.filter(attempt__in=last_mocks)
+        if plan.source == PracticeSource.MISSED:
+            slots = slots.filter(Q(is_correct=False) | Q(answered_at__isnull=True))
+        else:
+            slots = slots.filter(flagged=True)
+        questions = questions.filter(pk__in=slots.values("question_id"))
+    elif plan.source == PracticeSource.BOOKMARKED:
+        questions = questions.filter(pk__in=Bookmark.objects.filter(user=user).values("question_id"))
+    rows = questions.order_by().values_list("pk", "domain_id", "exclusion_group", "seen")
+    candidates, seen_ids = [], set()
+    for question_id, domain_id, group, was_seen in rows:
+        candidates.append(practice.Candidate(question_id, domain_id, group))
+        if was_seen:
+            seen_ids.add(question_id)
+    return candidates, seen_ids
+
+
+def practice_count(*, user, exam: Exam, plan: PracticePlan) -> int:
+    """How many questions a session built from the plan can hold (one per exclusion group)."""
+    candidates, _ = practice_candidates(user=user, exam=exam, plan=plan)
+    return practice.distinct(candidates)
+
+
+def practice_build(*, user, exam: Exam, plan: PracticePlan, seed: int | None = None) -> Started:
+    """Draw and start the practice the learner built: as many as asked, or all that match.
+
+    Raises StartRefused when nothing matches. Started.asked is set when fewer matched.
+    """
+    candidates, seen = practice_candidates(user=user, exam=exam, plan=plan)
+    if not candidates:
+        raise StartRefused("No question matches these choices: widen them (more domains or topics, another source).")
+    rng = random.Random(seed if seed is not None else secrets.randbits(64))
+    question_ids = practice.draw(
+        candidates=candidates,
+        domains=[sampling.DomainQuota(domain_id=d.pk, weight=d.weight, order=d.order) for d in plan.domains],
+        total=plan.count,
+        rng=rng,
+        seen=seen,
+    )
+    minutes = None
+    if plan.minutes is not None:
+        minutes = float(plan.minutes * Profile.objects.for_user(user).accommodation_factor)
+    started = attempt_start(
+        user=user, exam=exam, mode=AttemptMode.PRACTICE, question_ids=question_ids, seed=rng.randrange(2**63),
+        minutes=minutes, feedback_at_end=plan.feedback_at_end,
+    )
+    if started.created and len(question_ids) < plan.count:
+        return Started(started.attempt, created=True, asked=plan.count)
+    return Started(started.attempt, created=started.created)
+
+
+class NothingLikeIt(Exception):
+    """"Try another like this" found nothing to add; the message says why."""
+
+
+def attempt_add_like(*, attempt: Attempt, response: Response, seed: int | None = None) -> Response:
+    """Add one unseen question of the same topic to the session, as its last slot.
+
+    The caller holds the attempt's row lock, so two clicks never take one position. Unseen
+    means in no attempt of this learner, which also keeps out a running mock's questions.
+    """
+    topic = response.question.topic
+    if not topic:
+        raise NothingLikeIt("This question has no topic in the bank, so there is no other like it to add.")
+    taken_groups = attempt.responses.exclude(question__exclusion_group="").values("question__exclusion_group")
+    rows = list(
+        Question.objects.active()
+        .filter(exam=attempt.exam, domain_id=response.question.domain_id, topic=topic)
+        .exclude(Exists(Response.objects.filter(attempt__user=attempt.user, question=OuterRef("pk"))))
+        .exclude(exclusion_group__in=taken_groups)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    if not rows:
+        raise NothingLikeIt(f"You have already seen every question on “{topic}”: there is none left to add.")
+    rng = random.Random(seed if seed is not None else secrets.randbits(64))
+    question = Question.objects.prefetch_related(
+        Prefetch("choices", queryset=Choice.objects.order_by("order", "pk"))
+    ).get(pk=rng.choice(rows))
+    version = QuestionVersion.objects.current_for([question])[question.pk]
+    last = attempt.responses.aggregate(last=Max("position"))["last"] or 0
+    return Response.objects.create(
+        attempt=attempt,
+        position=last + 1,
+        question=question,
+        domain_id=question.domain_id,
+        version=version,
+        choice_order=sampling.shuffle_choices(
+            choice_ids=[choice.pk for choice in question.choices.all()], keep_order=question.keep_order, rng=rng
+        ),
+    )
+
+
+def bookmark_add(*, user, response: Response) -> tuple[Bookmark, bool]:
+    """Bookmark the question of a slot (the view checks the learner has answered and seen it).
+
+    A double click makes one bookmark: the unique (user, question) constraint decides.
+    """
+    try:
+        with transaction.atomic():
+            return Bookmark.objects.get_or_create(user=user, question_id=response.question_id)
+    except IntegrityError:
+        return Bookmark.objects.get(user=user, question_id=response.question_id), False
+
+
+def bookmark_note(*, bookmark: Bookmark, note: str) -> None:
+    bookmark.note = note
+    bookmark.updated_at = timezone.now()
+    bookmark.full_clean(exclude=["user", "question"])
+    bookmark.save(update_fields=["note", "updated_at"])
+
+
 def due_count(*, user, exam: Exam) -> int:
     """How many questions of this exam are due for review today."""
     return ReviewItem.objects.filter(
@@ -186,7 +356,10 @@ def _due_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
     return due
 
 
-def _create(*, user, exam: Exam, mode: str, domain: Domain | None, question_ids: list[int], rng: random.Random) -> Attempt:
+def _create(
+    *, user, exam: Exam, mode: str, domain: Domain | None, question_ids: list[int], rng: random.Random,
+    minutes: float | None = None, feedback_at_end: bool = False,
+) -> Attempt:
     questions = Question.objects.filter(pk__in=question_ids).prefetch_related(
         Prefetch("choices", queryset=Choice.objects.order_by("order", "pk"))
     )
@@ -196,11 +369,14 @@ def _create(*, user, exam: Exam, mode: str, domain: Domain | None, question_ids:
     if mode == AttemptMode.MOCK:
         factor = Profile.objects.for_user(user).accommodation_factor
         limit = timedelta(minutes=float(exam.time_limit_minutes * factor))
+    elif minutes is not None:
+        limit = timedelta(minutes=minutes)
     attempt = Attempt.objects.create(
         user=user,
         exam=exam,
         mode=mode,
         domain=domain,
+        feedback_at_end=feedback_at_end,
         # The deadline comes from the database clock, which every web server shares.
         deadline=ExpressionWrapper(Now() + limit, output_field=DateTimeField()) if limit else None,
     )

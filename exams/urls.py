@@ -1,6 +1,6 @@
 from django.urls import path
 
-from exams.views import attempts, catalogue, dashboard, exhibits, reports
+from exams.views import attempts, bookmarks, catalogue, dashboard, exhibits, practice, reports
 
 app_name = "exams"
 urlpatterns = [
@@ -8,12 +8,18 @@ urlpatterns = [
     path("dashboard/", dashboard.dashboard, name="dashboard"),
     path("dashboard/history.csv", dashboard.export_csv, name="export_csv"),
     path("dashboard/history.json", dashboard.export_json, name="export_json"),
+    path("bookmarks/", bookmarks.bookmark_list, name="bookmarks"),
+    path("bookmarks/<int:bookmark_id>/", bookmarks.bookmark_edit, name="bookmark_edit"),
+    path("bookmarks/<int:bookmark_id>/delete/", bookmarks.bookmark_delete, name="bookmark_delete"),
     path("exams/<str:code>/", catalogue.exam_detail, name="exam"),
     path("exams/<str:code>/mock/", attempts.start_mock, name="start_mock"),
     path("exams/<str:code>/session/", attempts.start_session, name="start_session"),
+    path("exams/<str:code>/practice/", practice.builder, name="practice_builder"),
     path("attempts/<int:attempt_id>/", attempts.attempt_resume, name="attempt"),
     path("attempts/<int:attempt_id>/q/<int:position>/", attempts.question, name="question"),
     path("attempts/<int:attempt_id>/q/<int:position>/report/", reports.report, name="report"),
+    path("attempts/<int:attempt_id>/q/<int:position>/another/", practice.another_like_this, name="another_like_this"),
+    path("attempts/<int:attempt_id>/q/<int:position>/bookmark/", bookmarks.bookmark_add, name="bookmark_add"),
     path("attempts/<int:attempt_id>/review/", attempts.review, name="review"),
     path("attempts/<int:attempt_id>/submit/", attempts.submit, name="submit"),
     path("attempts/<int:attempt_id>/results/", attempts.results, name="results"),

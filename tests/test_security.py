@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from exams.models import Attempt, AttemptStatus, Dispute, Response
+from exams.models import Attempt, AttemptStatus, Bookmark, Dispute, Response
 from exams.services import attempt_start, attempt_submit
 from tests.factories import exam_with_bank
 
@@ -61,12 +61,13 @@ def test_another_learner_gets_404(client, learner, other_learner, name, finished
     assert not Dispute.objects.exists()
 
 
-def post_targets(attempt) -> list[tuple[str, str]]:
+def post_targets(attempt, bookmark=None) -> list[tuple[str, str]]:
     patterns = dict(named_patterns())
     targets = []
+    values = {"attempt_id": attempt.pk, "position": 1, "code": attempt.exam.code, "bookmark_id": bookmark and bookmark.pk}
     for name, pattern in patterns.items():
         args = pattern.pattern.regex.groupindex
-        kwargs = {arg: {"attempt_id": attempt.pk, "position": 1, "code": attempt.exam.code}.get(arg) for arg in args}
+        kwargs = {arg: values.get(arg) for arg in args}
         if any(value is None for value in kwargs.values()):
             continue  # password-reset confirmation links carry tokens; covered by Django
         targets.append((name, reverse(name, kwargs=kwargs)))
@@ -75,10 +76,12 @@ def post_targets(attempt) -> list[tuple[str, str]]:
 
 def test_every_post_without_a_csrf_token_is_refused_and_changes_nothing(learner):
     attempt = attempt_start(user=learner, exam=exam_with_bank()).attempt
+    bookmark = Bookmark.objects.create(user=learner, question=attempt.exam.questions.first(), note="kept")
     client = Client(enforce_csrf_checks=True)
     client.force_login(learner)
-    targets = post_targets(attempt)
+    targets = post_targets(attempt, bookmark)
     assert len(targets) >= 15
+    assert {"exams:bookmark_edit", "exams:bookmark_delete", "exams:practice_builder"} <= {name for name, _ in targets}
     for name, url in targets:
         response = client.post(url, {"choice": "1", "flag": "on", "confirmed": "1", "reason": "x", "mode": "practice"})
         assert response.status_code == 403, f"POST {url} ({name}) without a CSRF token gave {response.status_code}"
@@ -87,6 +90,7 @@ def test_every_post_without_a_csrf_token_is_refused_and_changes_nothing(learner)
     assert not attempt.responses.filter(answered_at__isnull=False).exists()
     assert not attempt.responses.filter(flagged=True).exists()
     assert Attempt.objects.count() == 1
+    assert list(Bookmark.objects.values_list("note", flat=True)) == ["kept"]
 
 
 def test_htmx_posts_carry_the_token_in_a_header(learner):

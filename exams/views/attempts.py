@@ -5,7 +5,7 @@ from decimal import Decimal
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.db.models import Count, Prefetch
+from django.db.models import Count, Exists, OuterRef, Prefetch
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -20,7 +20,7 @@ from exams.access import learner_required, owned_attempt
 from exams.formats import choice_label
 from exams.forms import AnswerForm, SessionForm
 from exams.markdown import render_inline_markdown
-from exams.models import Attempt, AttemptMode, AttemptStatus, Erratum, ErratumStatus, Exam, Response
+from exams.models import Attempt, AttemptMode, AttemptStatus, Bookmark, Erratum, ErratumStatus, Exam, Response
 
 TIME_UP = (
     "Time is up: this attempt has ended and was graded with the answers saved before the deadline."
@@ -167,7 +167,11 @@ def _question_context(request, attempt: Attempt, response: Response, navigator: 
         "slot_count": len(navigator),
         "seconds_left": attempt.seconds_left(),
         "shortcuts": _shortcuts_enabled(request, attempt),
-        "checkable": attempt.mode != AttemptMode.MOCK,
+        "checkable": attempt.checks_one_by_one,
+        "can_try_another": response.checked_at is not None and attempt.mode in (AttemptMode.PRACTICE, AttemptMode.DRILL)
+        and not attempt.is_finished,
+        "bookmarked": response.checked_at is not None
+        and Bookmark.objects.filter(user=request.user, question_id=response.question_id).exists(),
         "feedback": feedback,
         "key_hint": _key_hint(len(options)),
         "walk": walk,
@@ -303,7 +307,11 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             choose=response.question.choose,
             # Counted only to move on: a plain save (the hot path) does without the query.
             slot_count=attempt.responses.count() if request.POST.get("go") else position,
-            checkable=attempt.mode != AttemptMode.MOCK,
+            checkable=attempt.checks_one_by_one,
+            uncheckable=(
+                "This session shows keys and explanations when it ends, not one by one."
+                if attempt.feedback_at_end else None
+            ),
         )
         if not form.is_valid():
             if form.refused:
@@ -523,6 +531,7 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
 
     responses = (
         attempt.responses.select_related("version", "question", "domain")
+        .annotate(bookmarked=Exists(Bookmark.objects.filter(user=request.user, question=OuterRef("question_id"))))
         .prefetch_related("picks", "strikes", Prefetch("question__choices"))
         .order_by("position")
     )

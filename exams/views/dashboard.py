@@ -5,13 +5,15 @@ import json
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.core.serializers.json import DjangoJSONEncoder
+from django.db.models import Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
 from exams import progress, services
+from exams.views import practice
 from exams.formats import choice_label
-from exams.models import Attempt, Exam, RegradeChange, Response
+from exams.models import Attempt, AttemptMode, AttemptStatus, Bookmark, Exam, RegradeChange, Response
 
 HISTORY_PAGE_SIZE = 20
 
@@ -61,8 +63,32 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             .select_related("attempt", "event__erratum__question")
             .order_by("-event__created_at", "-pk")[:10],
             "other_exams": Exam.objects.filter(is_published=True).exclude(pk=exam.pk),
-        }
+        } | practice.builder_context(request, exam=exam, form=practice.builder_form(exam=exam))
     return render(request, "exams/dashboard.html", context)
+
+
+def _export_bookmarks(user) -> list[dict]:
+    """The learner's bookmarks with their notes (one query); a running mock's notes stay out."""
+    in_running_mock = Response.objects.filter(
+        attempt__user=user, attempt__mode=AttemptMode.MOCK, attempt__status=AttemptStatus.IN_PROGRESS,
+        question_id=OuterRef("question_id"),
+    )
+    rows = (
+        Bookmark.objects.filter(user=user).annotate(hidden=Exists(in_running_mock))
+        .order_by("question_id").values("question_id", "question__title", "note", "hidden", "created_at", "updated_at")
+    )
+    return [
+        {
+            "question_id": row["question_id"], "question_title": row["question__title"],
+            "note": "" if row["hidden"] else row["note"],
+            "created_at": row["created_at"].isoformat(), "updated_at": row["updated_at"].isoformat(),
+        }
+        for row in rows
+    ]
+
+
+def _export_notes(bookmarks: list[dict]) -> dict[int, str]:
+    return {bookmark["question_id"]: bookmark["note"] for bookmark in bookmarks}
 
 
 def _export_rows(user):
@@ -79,7 +105,9 @@ def _export_rows(user):
 
 
 ATTEMPT_FIELDS = ["attempt_id", "exam", "mode", "status", "started_at", "finished_at", "score", "published_score", "passed"]
-RESPONSE_FIELDS = ["position", "question_id", "question_title", "domain", "selected", "correct", "flagged", "answered_at"]
+RESPONSE_FIELDS = [
+    "position", "question_id", "question_title", "domain", "selected", "correct", "flagged", "answered_at", "bookmarked", "note",
+]
 
 
 def _attempt_values(attempt: Attempt) -> list:
@@ -89,11 +117,12 @@ def _attempt_values(attempt: Attempt) -> list:
     ]
 
 
-def _response_values(response: Response, selected: str) -> list:
+def _response_values(response: Response, selected: str, notes: dict[int, str]) -> list:
     return [
         response.position, response.question_id, response.question.title,
         response.domain.name, selected, response.is_correct, response.flagged,
         response.answered_at.isoformat() if response.answered_at else None,
+        response.question_id in notes, notes.get(response.question_id, ""),
     ]
 
 
@@ -107,9 +136,10 @@ def export_csv(request: HttpRequest) -> StreamingHttpResponse:
     writer = csv.writer(_Echo())
 
     def lines():
+        notes = _export_notes(_export_bookmarks(request.user))
         yield writer.writerow(ATTEMPT_FIELDS + RESPONSE_FIELDS)
         for response, selected in _export_rows(request.user):
-            yield writer.writerow(_attempt_values(response.attempt) + _response_values(response, selected))
+            yield writer.writerow(_attempt_values(response.attempt) + _response_values(response, selected, notes))
 
     stamp = timezone.now().strftime("%Y%m%d")
     return StreamingHttpResponse(
@@ -121,17 +151,20 @@ def export_csv(request: HttpRequest) -> StreamingHttpResponse:
 @login_required
 def export_json(request: HttpRequest) -> HttpResponse:
     attempts: dict[int, dict] = {}
+    bookmarks = _export_bookmarks(request.user)
+    notes = _export_notes(bookmarks)
     for response, selected in _export_rows(request.user):
         attempt = response.attempt
         if attempt.pk not in attempts:
             attempts[attempt.pk] = dict(zip(ATTEMPT_FIELDS, _attempt_values(attempt), strict=True)) | {"responses": []}
-        attempts[attempt.pk]["responses"].append(dict(zip(RESPONSE_FIELDS, _response_values(response, selected), strict=True)))
+        attempts[attempt.pk]["responses"].append(dict(zip(RESPONSE_FIELDS, _response_values(response, selected, notes), strict=True)))
     body = {
         "format": "certprep-history",
         "version": 1,
         "learner": request.user.get_username(),
         "exported_at": timezone.now().isoformat(),
         "attempts": list(attempts.values()),
+        "bookmarks": bookmarks,
     }
     stamp = timezone.now().strftime("%Y%m%d")
     return HttpResponse(

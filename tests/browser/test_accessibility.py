@@ -8,7 +8,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from exams import services
-from exams.models import Attempt, AttemptMode, Erratum, Exam, Question
+from exams.models import Attempt, AttemptMode, Bookmark, Erratum, Exam, Question
 from exams.roles import instructors_group
 from tests.browser.conftest import PHONE, assert_accessible, log_in_as, watch
 from tests.factories import UserFactory, exam_with_bank
@@ -32,6 +32,9 @@ def learner_pages(live_server, learner, exam) -> dict[str, str]:
     practice.record_answer(response=checked, choice_ids=[checked.choice_order[0]])
     services.attempt_check(attempt=practice, response=checked)
     mock = services.attempt_start(user=learner, exam=exam).attempt
+    noted = Bookmark.objects.create(user=learner, question=checked.question, note="Remember **this** one:\n\n- a list\n- `code`")
+    # One bookmark of a question of the running mock: shown without its key, explanation or note.
+    Bookmark.objects.create(user=learner, question=mock.responses.get(position=1).question, note="hidden")
     base = live_server.url
     return {
         "catalogue": f"{base}/",
@@ -42,6 +45,10 @@ def learner_pages(live_server, learner, exam) -> dict[str, str]:
         "practice checked": f"{base}/attempts/{practice.pk}/q/1/",
         "results": f"{base}/attempts/{finished.pk}/results/",
         "report": f"{base}/attempts/{finished.pk}/q/1/report/",
+        "practice builder": f"{base}/exams/{exam.code}/practice/",
+        "bookmarks": f"{base}/bookmarks/",
+        "bookmark note": f"{base}/bookmarks/{noted.pk}/",
+        "bookmark remove": f"{base}/bookmarks/{noted.pk}/delete/",
         "profile": f"{base}/accounts/profile/",
         "password change": f"{base}/accounts/password_change/",
     }
