@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.db import connection
 
 from exams import readiness, sampling
-from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewItem
+from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewCard
 
 # Mastery looks at this many of the learner's latest answered responses per domain.
 MASTERY_WINDOW = 50
@@ -166,8 +166,9 @@ def mock_trend(*, user, exam: Exam) -> list[Attempt]:
     return latest[::-1]
 
 
-def reviews_due(*, user, exam: Exam, today) -> int:
-    return ReviewItem.objects.filter(user=user, question__exam=exam, question__is_active=True, due_on__lte=today).count()
+def reviews_due(*, user, exam: Exam) -> int:
+    """How many of the learner's review cards of this exam are due now."""
+    return ReviewCard.objects.due(user=user, exam=exam).count()
 
 
 def trend_chart(trend: list[Attempt], passing_score: int) -> dict | None:

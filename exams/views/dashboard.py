@@ -49,7 +49,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "estimate": progress.readiness_estimate(standings, exam=exam),
             "rough_below": progress.readiness.ROUGH_BELOW,
             "weakest": progress.weakest_domain(standings),
-            "reviews_due": progress.reviews_due(user=request.user, exam=exam, today=services.learner_today(user=request.user)),
+            "reviews_due": progress.reviews_due(user=request.user, exam=exam),
             "trend": trend,
             "chart": progress.trend_chart(trend, exam.passing_score),
             "page": page,

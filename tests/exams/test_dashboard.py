@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from exams import progress
-from exams.models import Attempt, AttemptMode, AttemptStatus, Response, ResponseChoice, ReviewItem
+from exams.models import Attempt, AttemptMode, AttemptStatus, Response, ResponseChoice, ReviewCard
 from exams.services import attempt_start, attempt_submit
 from exams.templatetags.exam_extras import chance, percent
 from tests.factories import exam_with_bank
@@ -146,7 +146,9 @@ def test_the_weakest_domain_is_one_click_from_a_drill(learner_client, learner):
 
 def test_reviews_due_and_unfinished_attempts_are_listed(learner_client, learner):
     exam = exam_with_bank()
-    ReviewItem.objects.create(user=learner, question=exam.questions.first(), box=1, due_on=timezone.now().date() - timedelta(days=1))
+    first, second = exam.questions.all()[:2]
+    ReviewCard.objects.create(user=learner, question=first, due=timezone.now() - timedelta(days=1))
+    ReviewCard.objects.create(user=learner, question=second, due=timezone.now() + timedelta(minutes=5))
     attempt_start(user=learner, exam=exam)
     page = learner_client.get(reverse("exams:dashboard")).content.decode()
     assert "Review due (1)" in page
