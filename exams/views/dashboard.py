@@ -52,6 +52,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "reviews_due": progress.reviews_due(user=request.user, exam=exam),
             "trend": trend,
             "chart": progress.trend_chart(trend, exam.passing_score),
+            "mastery_charts": progress.mastery_charts(
+                progress.mastery_history(user=request.user, exam=exam, mocks=trend), exam.passing_score
+            ),
             "page": page,
             "domains": exam.domains.all(),
             # Driven by the learner's attempt ids so the (attempt, event) index is used.
