@@ -3,6 +3,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import connection
+from django.db.models import Count, Min, Q
+from django.db.models.functions import Now
 
 from exams import readiness, sampling
 from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewCard
@@ -282,6 +284,19 @@ def mock_trend(*, user, exam: Exam) -> list[Attempt]:
 def reviews_due(*, user, exam: Exam) -> int:
     """How many of the learner's review cards of this exam are due now."""
     return ReviewCard.objects.due(user=user, exam=exam).count()
+
+
+@dataclass(frozen=True)
+class ReviewOutlook:
+    due: int
+    next_due: datetime | None  # the first card due later, when none is due now
+
+
+def review_outlook(*, user, exam: Exam) -> ReviewOutlook:
+    """Cards due now, and when the next one falls due: one query."""
+    cards = ReviewCard.objects.filter(user=user, question__exam=exam, question__is_active=True)
+    counts = cards.aggregate(due_now=Count("pk", filter=Q(due__lte=Now())), due_later=Min("due", filter=Q(due__gt=Now())))
+    return ReviewOutlook(due=counts["due_now"], next_due=counts["due_later"])
 
 
 def _dated_indexes(count: int, *, most: int) -> set[int]:

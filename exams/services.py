@@ -238,8 +238,22 @@ def reviews_record(*, user, reviews: list[Review]) -> None:
     """
     if not reviews:
         return
+    # Part of the caller's transaction when there is one (checking and grading hold one);
+    # savepoint=False: no savepoint round trips inside it.
+    with transaction.atomic(savepoint=False):
+        _reviews_record(user=user, reviews=reviews)
+
+
+def _reviews_record(*, user, reviews: list[Review]) -> None:
     profile = Profile.objects.for_user(user)
-    cards = {card.question_id: card for card in ReviewCard.objects.filter(user=user, question_id__in={r.question_id for r in reviews})}
+    # Locked in question order, as the upsert below writes: two gradings of one learner at
+    # once (two tabs) then queue on the cards instead of one overwriting the other's review.
+    existing = (
+        ReviewCard.objects.select_for_update()
+        .filter(user=user, question_id__in={r.question_id for r in reviews})
+        .order_by("question_id")
+    )
+    cards = {card.question_id: card for card in existing}
     changed: dict[int, ReviewCard] = {}
     for review in sorted(reviews, key=lambda r: (r.at, r.question_id)):
         row = cards.get(review.question_id) or ReviewCard(user=user, question_id=review.question_id)
@@ -252,7 +266,7 @@ def reviews_record(*, user, reviews: list[Review]) -> None:
         row.updated_at = review.at
         cards[review.question_id] = changed[review.question_id] = row
     ReviewCard.objects.bulk_create(
-        changed.values(),
+        sorted(changed.values(), key=lambda card: card.question_id),
         update_conflicts=True,
         unique_fields=["user", "question"],
         update_fields=["state", "step", "stability", "difficulty", "due", "last_review", "updated_at"],

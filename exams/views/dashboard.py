@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from accounts.models import Profile
 from exams import progress, services
 from exams.formats import choice_label
 from exams.models import Attempt, Exam, RegradeChange, Response
@@ -49,7 +50,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "estimate": progress.readiness_estimate(standings, exam=exam),
             "rough_below": progress.readiness.ROUGH_BELOW,
             "weakest": progress.weakest_domain(standings),
-            "reviews_due": progress.reviews_due(user=request.user, exam=exam),
+            "reviews": progress.review_outlook(user=request.user, exam=exam),
+            "profile": Profile.objects.for_user(request.user),
             "trend": trend,
             "chart": progress.trend_chart(trend, exam.passing_score),
             "mastery_charts": progress.mastery_charts(

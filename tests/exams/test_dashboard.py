@@ -4,7 +4,7 @@ import io
 import json
 import math
 import random
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.models import Profile
 from exams import progress
 from exams.models import Attempt, AttemptMode, AttemptStatus, Response, ResponseChoice, ReviewCard
 from exams.services import attempt_start, attempt_submit
@@ -157,8 +158,20 @@ def test_reviews_due_and_unfinished_attempts_are_listed(learner_client, learner)
     ReviewCard.objects.create(user=learner, question=second, due=timezone.now() + timedelta(minutes=5))
     attempt_start(user=learner, exam=exam)
     page = learner_client.get(reverse("exams:dashboard")).content.decode()
-    assert "Review due (1)" in page
+    assert "Review due (1)" in page and "still know 90% of answers" in page
     assert "Resume " in page and "left on the clock" in page
+
+
+def test_with_nothing_due_it_says_when_the_next_review_is(learner_client, learner):
+    exam = exam_with_bank()
+    Profile.objects.filter(user=learner).update(time_zone="Asia/Tokyo", desired_retention=Decimal("0.85"), exam_date=date(2099, 5, 4))
+    first, second = exam.questions.all()[:2]
+    ReviewCard.objects.create(user=learner, question=first, due=datetime(2099, 1, 2, 20, 30, tzinfo=UTC))
+    ReviewCard.objects.create(user=learner, question=second, due=datetime(2099, 1, 5, 8, 0, tzinfo=UTC))
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    # 20:30 UTC is 05:30 the next morning in Tokyo.
+    assert "Nothing due now. Next review: 3 Jan, 05:30." in page
+    assert "still know 85% of answers" in page and "the day before your exam on 4 May 2099" in page
 
 
 def test_history_is_paginated(learner_client, learner):
