@@ -1,5 +1,5 @@
 """FSRS review scheduling through the `fsrs` package: which rating an answer is, and the learner's scheduler."""
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import lru_cache
 from zoneinfo import ZoneInfo
@@ -68,8 +68,3 @@ def local_today(*, now: datetime, tz_name: str) -> date:
         # A naive time would be read as server-local time and shift dates silently.
         raise ValueError("now must be timezone-aware")
     return now.astimezone(ZoneInfo(tz_name)).date()
-
-
-def start_of_day(*, day: date, tz_name: str) -> datetime:
-    """Midnight at the start of `day` in the learner's zone, in UTC."""
-    return datetime.combine(day, time.min, tzinfo=ZoneInfo(tz_name)).astimezone(UTC)

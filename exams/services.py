@@ -3,7 +3,7 @@ import random
 import secrets
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 
 import fsrs
 from django.core.exceptions import EmptyResultSet
@@ -214,11 +214,6 @@ def _create(*, user, exam: Exam, mode: str, domain: Domain | None, question_ids:
         for position, question_id in enumerate(question_ids, start=1)
     )
     return attempt
-
-
-def learner_today(*, user) -> date:
-    """The learner's calendar date in their own time zone."""
-    return scheduling.local_today(now=timezone.now(), tz_name=Profile.objects.for_user(user).time_zone)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,5 @@
 """Practice, drills and reviews: start, check answer, review cards, reports."""
-from datetime import UTC, timedelta
-from zoneinfo import ZoneInfo
+from datetime import UTC, date, datetime, timedelta
 
 import fsrs
 import pytest
@@ -182,10 +181,20 @@ class TestReviewCards:
             expected = expected_card([(rating, finished.finished_at)])
             assert (cards[slot.question_id].due, cards[slot.question_id].stability) == (expected.due, expected.stability), rating
 
-    def test_dates_use_the_learners_time_zone(self, learner):
-        for zone in ("Pacific/Kiritimati", "Pacific/Pago_Pago", "Europe/Paris"):
-            Profile.objects.filter(user=learner).update(time_zone=zone)
-            assert services.learner_today(user=learner) == timezone.now().astimezone(ZoneInfo(zone)).date()
+    def test_the_exam_date_cap_reads_the_day_in_the_learners_time_zone(self, learner):
+        """23:30 UTC on 8 March is already 9 March in Tokyo: two days before an exam on the
+        11th there, so the cap is one day; in New York and UTC it is two."""
+        exam = exam_with_bank()
+        question = exam.questions.first()
+        at = datetime(2026, 3, 8, 23, 30, tzinfo=UTC)
+        dues = {}
+        for zone, cap in (("Asia/Tokyo", 1), ("America/New_York", 2), ("UTC", 2)):
+            Profile.objects.filter(user=learner).update(time_zone=zone, exam_date=date(2026, 3, 11))
+            ReviewCard.objects.filter(user=learner).delete()
+            services.reviews_record(user=learner, reviews=[services.Review(question_id=question.pk, rating=fsrs.Rating.Good, at=at)])
+            dues[zone] = ReviewCard.objects.get(user=learner).due
+            assert dues[zone] == expected_card([(fsrs.Rating.Good, at)], maximum_interval=cap).due, zone
+        assert dues["Asia/Tokyo"] == at + timedelta(days=1) and dues["UTC"] == at + timedelta(days=2)
 
 
 def expected_card(history, *, retention=0.9, maximum_interval=36500) -> fsrs.Card:
