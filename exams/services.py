@@ -85,7 +85,7 @@ def attempt_start(
     elif mode == AttemptMode.MOCK:
         question_ids = _mock_questions(user=user, exam=exam, rng=rng)
     elif mode == AttemptMode.REVIEW:
-        question_ids = _due_questions(user=user, exam=exam, rng=rng)
+        question_ids = _due_questions(user=user, exam=exam)
     else:
         if mode == AttemptMode.DRILL and domain is None:
             raise StartRefused("A drill needs a domain: pick one.")
@@ -164,7 +164,7 @@ def _session_questions(*, user, exam: Exam, domain: Domain | None, count: int, r
     return sampling.one_per_group(fresh + again, groups)[:count]
 
 
-def _due_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
+def _due_questions(*, user, exam: Exam) -> list[int]:
     """The due cards' questions, most overdue first (at most REVIEW_SESSION_MAX)."""
     due_cards = (
         ReviewCard.objects.due(user=user, exam=exam)
