@@ -5,6 +5,7 @@ from django import forms
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.core.validators import MaxLengthValidator
 from django.contrib.auth.models import User
+from django.utils import timezone
 
 from accounts.models import Profile
 
@@ -54,7 +55,30 @@ class ProfileForm(forms.ModelForm):
 
     class Meta:
         model = Profile
-        fields = ("time_zone", "shortcuts_enabled")
+        fields = ("time_zone", "shortcuts_enabled", "desired_retention", "exam_date")
+        widgets = {
+            "desired_retention": forms.NumberInput(attrs={"step": "0.01", "min": "0.80", "max": "0.97"}),
+            "exam_date": forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Left empty (an older form, a script), it keeps what was saved.
+        self.fields["desired_retention"].required = False
+
+    def clean_desired_retention(self):
+        value = self.cleaned_data["desired_retention"]
+        return self.instance.desired_retention if value is None else value
+
+    def clean_exam_date(self):
+        exam_date = self.cleaned_data["exam_date"]
+        # Only a newly typed date must lie ahead: a saved one that has passed stays valid.
+        if exam_date and "exam_date" in self.changed_data:
+            time_zone = self.cleaned_data.get("time_zone") or self.instance.time_zone
+            today = timezone.now().astimezone(zoneinfo.ZoneInfo(time_zone)).date()
+            if exam_date < today:
+                raise forms.ValidationError(f"{exam_date:%d %B %Y} has passed: give a date from today on, or leave it empty.")
+        return exam_date
 
 
 class LoginForm(AuthenticationForm):

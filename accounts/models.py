@@ -1,4 +1,4 @@
-"""A learner's settings: time zone, keyboard shortcuts, time-limit accommodation."""
+"""A learner's settings: time zone, keyboard shortcuts, time-limit accommodation, review scheduling."""
 import zoneinfo
 from decimal import Decimal
 
@@ -32,6 +32,17 @@ class Profile(models.Model):
         validators=[MinValueValidator(Decimal("1.00")), MaxValueValidator(Decimal("3.00"))],
         help_text="Multiplies the time limit (1.50 = 50% extra time).",
     )
+    desired_retention = models.DecimalField(
+        max_digits=3, decimal_places=2, default=Decimal("0.90"),
+        validators=[MinValueValidator(Decimal("0.80")), MaxValueValidator(Decimal("0.97"))],
+        verbose_name="desired retention",
+        help_text="The chance of still knowing an answer when it comes back for review, 0.80–0.97. "
+        "Higher means more frequent reviews.",
+    )
+    exam_date = models.DateField(
+        null=True, blank=True, verbose_name="exam date",
+        help_text="Optional. Reviews are then scheduled no later than the day before it.",
+    )
 
     objects = ProfileManager()
 
@@ -40,6 +51,10 @@ class Profile(models.Model):
             models.CheckConstraint(
                 condition=Q(accommodation_factor__gte=1, accommodation_factor__lte=3),
                 name="profile_accommodation_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(desired_retention__gte=Decimal("0.80"), desired_retention__lte=Decimal("0.97")),
+                name="profile_desired_retention_range",
             ),
         ]
 

@@ -1,8 +1,9 @@
 """The exam model: exams, domains, versioned questions, errata, attempts and responses."""
 import hashlib
 import json
-from datetime import timedelta
+from datetime import UTC, timedelta
 
+import fsrs
 from django.conf import settings
 from django.core.validators import MaxLengthValidator, MaxValueValidator, MinValueValidator
 from django.db import connection, models, transaction
@@ -675,25 +676,57 @@ class RegradeChange(models.Model):
         indexes = [models.Index(fields=["attempt", "event"], name="regrade_change_attempt")]
 
 
-class ReviewItem(models.Model):
-    """A question in a learner's review schedule (Leitner boxes 1–5; see exams.schedule)."""
+class CardState(models.IntegerChoices):
+    # The values are fsrs.State's, so a card converts both ways without a table.
+    LEARNING = 1, "Learning"
+    REVIEW = 2, "Review"
+    RELEARNING = 3, "Relearning"
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_items")
-    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="review_items")
-    box = models.PositiveSmallIntegerField(validators=[MinValueValidator(1), MaxValueValidator(5)])
-    due_on = models.DateField()
+
+class ReviewCardQuerySet(models.QuerySet):
+    def due(self, *, user, exam):
+        """The learner's cards of this exam due now (database clock), active questions only."""
+        return self.filter(user=user, question__exam=exam, question__is_active=True, due__lte=Now())
+
+
+class ReviewCard(models.Model):
+    """A learner's FSRS memory state for one question (see exams.scheduling)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_cards")
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="review_cards")
+    state = models.PositiveSmallIntegerField(choices=CardState.choices, default=CardState.LEARNING)
+    step = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Learning step; empty in review.")
+    stability = models.FloatField(null=True, blank=True, help_text="Days until recall falls to 90%.")
+    difficulty = models.FloatField(null=True, blank=True, help_text="1 (easy) to 10 (hard).")
+    due = models.DateTimeField()
+    last_review = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
 
+    objects = ReviewCardQuerySet.as_manager()
+
     class Meta:
-        ordering = ["due_on", "box", "id"]
+        ordering = ["due", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["user", "question"], name="review_item_once"),
-            models.CheckConstraint(condition=Q(box__gte=1, box__lte=5), name="review_item_box_range"),
+            models.UniqueConstraint(fields=["user", "question"], name="review_card_once"),
+            models.CheckConstraint(condition=Q(state__in=[1, 2, 3]), name="review_card_state"),
         ]
-        indexes = [models.Index(fields=["user", "due_on"], name="review_item_due")]
+        indexes = [models.Index(fields=["user", "due"], name="review_card_due")]
 
     def __str__(self) -> str:
-        return f"{self.user} · {self.question} (box {self.box}, due {self.due_on})"
+        return f"{self.user} · {self.question} (due {self.due:%Y-%m-%d %H:%M})"
+
+    def as_fsrs(self) -> fsrs.Card:
+        return fsrs.Card(
+            card_id=self.pk or 0, state=fsrs.State(self.state), step=self.step, stability=self.stability,
+            difficulty=self.difficulty, due=self.due.astimezone(UTC),
+            last_review=self.last_review.astimezone(UTC) if self.last_review else None,
+        )
+
+    def take(self, card: fsrs.Card) -> None:
+        """Copy the package's card state onto this row (not saved)."""
+        self.state, self.step = int(card.state), card.step
+        self.stability, self.difficulty = card.stability, card.difficulty
+        self.due, self.last_review = card.due, card.last_review
 
 
 class BookmarkQuerySet(models.QuerySet):

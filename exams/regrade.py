@@ -1,7 +1,6 @@
 """Confirming or rejecting an erratum, and regrading every finished attempt in set-based SQL."""
 from collections.abc import Iterable
 from contextlib import contextmanager
-from datetime import UTC, timedelta
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
@@ -21,7 +20,7 @@ from exams.models import (
     RegradeEvent,
     Response,
     ResponseChoice,
-    ReviewItem,
+    ReviewCard,
 )
 from exams.tuning import local_work_mem
 
@@ -329,7 +328,11 @@ def _temporary_tables():
 
 
 def _schedule_review(*, question: Question, erratum: Erratum, picked: frozenset[int]) -> None:
-    """Put the question due in review for everyone whose finished attempt picked `picked`."""
+    """Make the question due now for everyone whose finished attempt picked `picked`.
+
+    Their card keeps its memory state; only its due time moves to the confirmation (the
+    database's clock). A learner with no card yet gets a new one, due then.
+    """
     holding = Response.objects.filter(question=question).filter(_selection_is(picked)).values("attempt_id")
     learners = (
         Attempt.objects.filter(status__in=Attempt.FINISHED_STATUSES, pk__in=holding)
@@ -337,15 +340,12 @@ def _schedule_review(*, question: Question, erratum: Erratum, picked: frozenset[
         .values_list("user_id", flat=True)
         .distinct()
     )
-    # Yesterday in UTC is today or earlier in every time zone, so the item is due now
-    # wherever the learner is; decided_at is the database's clock.
-    due_on = erratum.decided_at.astimezone(UTC).date() - timedelta(days=1)
-    ReviewItem.objects.bulk_create(
+    ReviewCard.objects.bulk_create(
         [
-            ReviewItem(user_id=user_id, question=question, box=1, due_on=due_on, updated_at=erratum.decided_at)
+            ReviewCard(user_id=user_id, question=question, due=erratum.decided_at, updated_at=erratum.decided_at)
             for user_id in learners
         ],
         update_conflicts=True,
         unique_fields=["user", "question"],
-        update_fields=["box", "due_on", "updated_at"],
+        update_fields=["due", "updated_at"],
     )

@@ -3,8 +3,9 @@ import random
 import secrets
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import datetime, timedelta
 
+import fsrs
 from django.core.exceptions import EmptyResultSet
 from django.db import IntegrityError, connection, transaction
 from django.db import models
@@ -13,7 +14,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from accounts.models import Profile
-from exams import grading, practice, sampling, schedule
+from exams import grading, practice, sampling, scheduling
 from exams.models import (
     Attempt,
     AttemptMode,
@@ -29,7 +30,7 @@ from exams.models import (
     Question,
     QuestionVersion,
     Response,
-    ReviewItem,
+    ReviewCard,
 )
 
 
@@ -91,7 +92,7 @@ def attempt_start(
     elif mode == AttemptMode.MOCK:
         question_ids = _mock_questions(user=user, exam=exam, rng=rng)
     elif mode == AttemptMode.REVIEW:
-        question_ids = _due_questions(user=user, exam=exam, rng=rng)
+        question_ids = _due_questions(user=user, exam=exam)
     else:
         if mode == AttemptMode.DRILL and domain is None:
             raise StartRefused("A drill needs a domain: pick one.")
@@ -333,26 +334,18 @@ def bookmark_note(*, bookmark: Bookmark, note: str) -> None:
     bookmark.save(update_fields=["note", "updated_at"])
 
 
-def due_count(*, user, exam: Exam) -> int:
-    """How many questions of this exam are due for review today."""
-    return ReviewItem.objects.filter(
-        user=user, question__exam=exam, question__is_active=True, due_on__lte=learner_today(user=user)
-    ).count()
-
-
-def _due_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
-    today = learner_today(user=user)
-    due_items = (
-        ReviewItem.objects.filter(user=user, question__exam=exam, question__is_active=True, due_on__lte=today)
-        .order_by("due_on", "box", "pk")
+def _due_questions(*, user, exam: Exam) -> list[int]:
+    """The due cards' questions, most overdue first (at most REVIEW_SESSION_MAX)."""
+    due_cards = (
+        ReviewCard.objects.due(user=user, exam=exam)
+        .order_by("due", "pk")
         .values_list("question_id", "question__exclusion_group")
     )
-    groups = {question_id: group for question_id, group in due_items if group}
+    groups = {question_id: group for question_id, group in due_cards if group}
     # Two due questions of one group wait their turn: the next review session takes the other.
-    due = sampling.one_per_group([question_id for question_id, _ in due_items], groups)[:REVIEW_SESSION_MAX]
+    due = sampling.one_per_group([question_id for question_id, _ in due_cards], groups)[:REVIEW_SESSION_MAX]
     if not due:
-        raise StartRefused("Nothing is due for review today. Mistakes from your mocks and practice come back here.")
-    rng.shuffle(due)
+        raise StartRefused("Nothing is due for review now. Questions you answer in mocks and practice come back here.")
     return due
 
 
@@ -399,36 +392,64 @@ def _create(
     return attempt
 
 
-def learner_today(*, user) -> date:
-    """The learner's calendar date in their own time zone (review due dates use it)."""
-    return schedule.local_today(now=timezone.now(), tz_name=Profile.objects.for_user(user).time_zone)
+@dataclass(frozen=True)
+class Review:
+    """One graded slot as a review of the learner's card for its question."""
+
+    question_id: int
+    rating: fsrs.Rating
+    at: datetime
 
 
-def update_schedule(*, user, results: dict[int, bool], in_review: bool) -> None:
-    """Move each answered question through the Leitner boxes (exams.schedule) in a few queries."""
-    if not results:
+def reviews_record(*, user, reviews: list[Review]) -> None:
+    """Apply these reviews to the learner's cards through FSRS, in three queries.
+
+    Reviews are applied in time order; the scheduler is the learner's (desired retention,
+    the cap from an exam date ahead of the review's day in their zone).
+    """
+    if not reviews:
         return
-    today = learner_today(user=user)
-    items = {item.question_id: item for item in ReviewItem.objects.filter(user=user, question_id__in=results)}
-    to_save, to_delete = [], []
-    for question_id, right in results.items():
-        item = items.get(question_id)
-        state = schedule.ReviewState(box=item.box, due_on=item.due_on) if item else None
-        after = schedule.after_answer(state=state, right=right, in_review=in_review, today=today)
-        if after is None:
-            if item is not None:
-                to_delete.append(item.pk)
-        elif after != state:
-            to_save.append(ReviewItem(user=user, question_id=question_id, box=after.box, due_on=after.due_on))
-    if to_delete:
-        ReviewItem.objects.filter(pk__in=to_delete).delete()
-    if to_save:
-        ReviewItem.objects.bulk_create(
-            to_save,
-            update_conflicts=True,
-            unique_fields=["user", "question"],
-            update_fields=["box", "due_on", "updated_at"],
+    # Part of the caller's transaction when there is one (checking and grading hold one);
+    # savepoint=False: no savepoint round trips inside it.
+    with transaction.atomic(savepoint=False):
+        _reviews_record(user=user, reviews=reviews)
+
+
+def _reviews_record(*, user, reviews: list[Review]) -> None:
+    profile = Profile.objects.for_user(user)
+    # Locked in question order, as the upsert below writes: two gradings of one learner at
+    # once (two tabs) then queue on the cards instead of one overwriting the other's review.
+    existing = (
+        ReviewCard.objects.select_for_update()
+        .filter(user=user, question_id__in={r.question_id for r in reviews})
+        .order_by("question_id")
+    )
+    cards = {card.question_id: card for card in existing}
+    changed: dict[int, ReviewCard] = {}
+    for review in sorted(reviews, key=lambda r: (r.at, r.question_id)):
+        row = cards.get(review.question_id) or ReviewCard(user=user, question_id=review.question_id)
+        scheduler = scheduling.scheduler_for(
+            desired_retention=profile.desired_retention,
+            exam_date=profile.exam_date,
+            today=scheduling.local_today(now=review.at, tz_name=profile.time_zone),
         )
+        row.take(scheduling.review(card=row.as_fsrs() if row.due else None, rating=review.rating, at=review.at, scheduler=scheduler))
+        row.updated_at = review.at
+        cards[review.question_id] = changed[review.question_id] = row
+    ReviewCard.objects.bulk_create(
+        sorted(changed.values(), key=lambda card: card.question_id),
+        update_conflicts=True,
+        unique_fields=["user", "question"],
+        update_fields=["state", "step", "stability", "difficulty", "due", "last_review", "updated_at"],
+    )
+
+
+def review_of(response: Response, *, at: datetime) -> Review | None:
+    """The review a graded slot gives (picks and strikes prefetched), or None."""
+    rating = scheduling.rating_for(
+        answered=response.answered_at is not None, right=response.is_correct, struck=bool(response.strikes.all()),
+    )
+    return None if rating is None else Review(question_id=response.question_id, rating=rating, at=at)
 
 
 def attempt_check(*, attempt: Attempt, response: Response) -> bool | None:
@@ -447,8 +468,9 @@ def attempt_check(*, attempt: Attempt, response: Response) -> bool | None:
     response.is_correct = right
     response.checked_at = timezone.now()
     response.save(update_fields=["is_correct", "checked_at"])
-    if right is not None:
-        update_schedule(user=attempt.user, results={response.question_id: right}, in_review=attempt.mode == AttemptMode.REVIEW)
+    review = review_of(response, at=response.checked_at)
+    if review is not None:
+        reviews_record(user=attempt.user, reviews=[review])
     if not attempt.responses.filter(checked_at__isnull=True).exists():
         attempt.finish(expired=False)
     return right
@@ -508,9 +530,9 @@ def _share_questions(question_ids) -> None:
 
 
 def grade_responses(*, attempt: Attempt) -> grading.AttemptGrade:
-    """Grade every slot of the attempt, store each result, and schedule the mistakes for review."""
+    """Grade every slot of the attempt, store each result, and review the answered ones (FSRS)."""
     responses = list(
-        attempt.responses.prefetch_related("picks").order_by("position")
+        attempt.responses.prefetch_related("picks", "strikes").order_by("position")
     )
     keys = confirmed_keys(attempt=attempt, question_ids={response.question_id for response in responses})
     slots = [
@@ -525,16 +547,11 @@ def grade_responses(*, attempt: Attempt) -> grading.AttemptGrade:
     for response, result in zip(responses, grade.item_results, strict=True):
         response.is_correct = result
     Response.objects.bulk_update(responses, ["is_correct"])
-    # Checked practice answers were scheduled when checked; unanswered slots are not answers.
-    update_schedule(
-        user=attempt.user,
-        results={
-            response.question_id: response.is_correct
-            for response in responses
-            if response.answered_at is not None and response.checked_at is None and response.is_correct is not None
-        },
-        in_review=attempt.mode == AttemptMode.REVIEW,
-    )
+    # Checked practice answers were reviewed when checked; the rest are reviews at the finish.
+    reviews = [
+        review_of(response, at=attempt.finished_at) for response in responses if response.checked_at is None
+    ]
+    reviews_record(user=attempt.user, reviews=[review for review in reviews if review is not None])
     return grade
 
 

@@ -205,10 +205,11 @@ def generate(scale: Scale) -> list[tuple[str, int, float]]:
                  exams_exam a_exam
             WHERE a.id = g.attempt_id AND a_exam.id = a.exam_id
         """)
-        # The heavy learner's review schedule: the questions they last got wrong, some due.
-        _timed(log, "review items", """
-            INSERT INTO exams_reviewitem (user_id, question_id, box, due_on, updated_at)
-            SELECT 1, question_id, 1 + question_id % 5, current_date - 10 + (question_id % 20)::int, now()
+        # The heavy learner's review cards: the questions they got wrong, some due.
+        _timed(log, "review cards", """
+            INSERT INTO exams_reviewcard (user_id, question_id, state, step, stability, difficulty, due, last_review, updated_at)
+            SELECT 1, question_id, 2, NULL, 1 + question_id % 16, 5.0,
+                   now() - interval '10 days' + (question_id % 20) * interval '1 day', now() - interval '20 days', now()
             FROM (SELECT DISTINCT r.question_id FROM exams_response r
                   WHERE r.attempt_id <= %s AND r.is_correct = false LIMIT 2000) wrong
         """, [scale.heavy_attempts])

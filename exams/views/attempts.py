@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, push_url, reswap, retarget, trigger_client_event
 
 from accounts.models import Profile
-from exams import grading, saving, services
+from exams import grading, progress, saving, services
 from exams.access import learner_required, owned_attempt
 from exams.formats import choice_label
 from exams.forms import AnswerForm, SessionForm
@@ -63,7 +63,7 @@ def start_session(request: HttpRequest, code: str) -> HttpResponse:
         return back
     name = SESSION_NAMES[mode]
     if started.created and mode == AttemptMode.REVIEW:
-        due = services.due_count(user=request.user, exam=exam)
+        due = progress.reviews_due(user=request.user, exam=exam)
         taken = started.attempt.responses.count()
         if due > taken:
             messages.info(request, f"This review takes {taken} of the {due} questions due; the rest come back in your next review.")

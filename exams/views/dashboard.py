@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from accounts.models import Profile
 from exams import progress, services
 from exams.views import practice
 from exams.formats import choice_label
@@ -51,9 +52,13 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "estimate": progress.readiness_estimate(standings, exam=exam),
             "rough_below": progress.readiness.ROUGH_BELOW,
             "weakest": progress.weakest_domain(standings),
-            "reviews_due": progress.reviews_due(user=request.user, exam=exam, today=services.learner_today(user=request.user)),
+            "reviews": progress.review_outlook(user=request.user, exam=exam),
+            "profile": Profile.objects.for_user(request.user),
             "trend": trend,
             "chart": progress.trend_chart(trend, exam.passing_score),
+            "mastery_charts": progress.mastery_charts(
+                progress.mastery_history(user=request.user, exam=exam, mocks=trend), exam.passing_score
+            ),
             "page": page,
             "domains": exam.domains.all(),
             # Driven by the learner's attempt ids so the (attempt, event) index is used.

@@ -1,5 +1,7 @@
 """Sign up, log in and out, passwords, the profile."""
 import re
+from datetime import date, timedelta
+from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import User
@@ -90,6 +92,50 @@ def test_an_unknown_time_zone_is_refused_and_changes_nothing(learner_client, lea
     response = learner_client.post(reverse("accounts:profile"), {"time_zone": "Mars/Olympus", "shortcuts_enabled": "on"})
     assert "is not a time zone we know" in response.content.decode()
     assert Profile.objects.get(user=learner).time_zone == "UTC"
+
+
+def test_the_profile_sets_desired_retention_and_an_exam_date(learner_client, learner):
+    page = learner_client.get(reverse("accounts:profile")).content.decode()
+    assert 'name="desired_retention"' in page and 'value="0.90"' in page and 'type="date"' in page
+    exam_day = date.today() + timedelta(days=30)
+    response = learner_client.post(
+        reverse("accounts:profile"),
+        {"time_zone": "UTC", "desired_retention": "0.85", "exam_date": exam_day.isoformat()}, follow=True,
+    )
+    assert "Profile saved." in response.content.decode()
+    profile = Profile.objects.get(user=learner)
+    assert (profile.desired_retention, profile.exam_date) == (Decimal("0.85"), exam_day)
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"desired_retention": "0.79"}, "greater than or equal to 0.80"),
+        ({"desired_retention": "0.98"}, "less than or equal to 0.97"),
+        ({"desired_retention": "high"}, "Enter a number"),
+        ({"exam_date": "2001-01-01"}, "has passed"),
+        ({"exam_date": "31/31/2030"}, "Enter a valid date"),
+    ],
+)
+def test_a_retention_out_of_range_or_a_past_exam_date_is_refused_and_changes_nothing(learner_client, learner, data, message):
+    response = learner_client.post(reverse("accounts:profile"), {"time_zone": "Europe/Paris", **data})
+    assert response.status_code == 200 and message in response.content.decode()
+    profile = Profile.objects.get(user=learner)
+    assert (profile.time_zone, profile.desired_retention, profile.exam_date) == ("UTC", Decimal("0.90"), None)
+
+
+def test_a_saved_exam_date_that_has_passed_does_not_block_the_profile(learner_client, learner):
+    Profile.objects.filter(user=learner).update(exam_date=date(2001, 1, 1))
+    learner_client.post(reverse("accounts:profile"), {"time_zone": "Europe/Paris", "exam_date": "2001-01-01"})
+    assert Profile.objects.get(user=learner).time_zone == "Europe/Paris"
+
+
+def test_the_database_refuses_a_retention_out_of_range(learner):
+    from django.db import IntegrityError, transaction
+
+    Profile.objects.for_user(learner)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Profile.objects.filter(user=learner).update(desired_retention=Decimal("0.99"))
 
 
 def test_the_profile_needs_a_login(client):

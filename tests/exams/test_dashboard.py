@@ -4,17 +4,19 @@ import io
 import json
 import math
 import random
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 from django.db import connection
+from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.models import Profile
 from exams import progress
-from exams.models import Attempt, AttemptMode, AttemptStatus, Response, ResponseChoice, ReviewItem
+from exams.models import Attempt, AttemptMode, AttemptStatus, Response, ResponseChoice, ReviewCard
 from exams.services import attempt_start, attempt_submit
 from exams.templatetags.exam_extras import chance, percent
 from tests.factories import exam_with_bank
@@ -59,15 +61,20 @@ def finished_history(user, exam, *, attempts: int, answered_share: float = 0.9, 
     ResponseChoice.objects.bulk_create(picks)
 
 
-def expected_standings(user, exam) -> dict[str, tuple[int, int]]:
+def expected_standings(user, exam, *, up_to: Attempt | None = None) -> dict[str, tuple[int, int]]:
     """Mastery counts recomputed in Python straight from the rows, by PRODUCT §3's definition.
 
     Counted: every non-void slot of a finished mock (unanswered = wrong, timed at the
     mock's finish); elsewhere a graded slot that was answered. Newest 50 per domain.
+    `up_to`: as it stood when that attempt finished (attempts finished up to it only).
     """
     rows = Response.objects.filter(
         attempt__user=user, attempt__exam=exam, attempt__status__in=Attempt.FINISHED_STATUSES, is_correct__isnull=False,
     ).values_list("pk", "domain__name", "is_correct", "answered_at", "attempt__mode", "attempt__finished_at")
+    if up_to is not None:
+        rows = rows.filter(
+            Q(attempt__finished_at__lt=up_to.finished_at) | Q(attempt__finished_at=up_to.finished_at, attempt__pk__lte=up_to.pk)
+        )
     counted = [
         (answered_at or finished_at, pk, domain, right)
         for pk, domain, right, answered_at, mode, finished_at in rows
@@ -146,11 +153,25 @@ def test_the_weakest_domain_is_one_click_from_a_drill(learner_client, learner):
 
 def test_reviews_due_and_unfinished_attempts_are_listed(learner_client, learner):
     exam = exam_with_bank()
-    ReviewItem.objects.create(user=learner, question=exam.questions.first(), box=1, due_on=timezone.now().date() - timedelta(days=1))
+    first, second = exam.questions.all()[:2]
+    ReviewCard.objects.create(user=learner, question=first, due=timezone.now() - timedelta(days=1))
+    ReviewCard.objects.create(user=learner, question=second, due=timezone.now() + timedelta(minutes=5))
     attempt_start(user=learner, exam=exam)
     page = learner_client.get(reverse("exams:dashboard")).content.decode()
-    assert "Review due (1)" in page
+    assert "Review due (1)" in page and "still know 90% of answers" in page
     assert "Resume " in page and "left on the clock" in page
+
+
+def test_with_nothing_due_it_says_when_the_next_review_is(learner_client, learner):
+    exam = exam_with_bank()
+    Profile.objects.filter(user=learner).update(time_zone="Asia/Tokyo", desired_retention=Decimal("0.85"), exam_date=date(2099, 5, 4))
+    first, second = exam.questions.all()[:2]
+    ReviewCard.objects.create(user=learner, question=first, due=datetime(2099, 1, 2, 20, 30, tzinfo=UTC))
+    ReviewCard.objects.create(user=learner, question=second, due=datetime(2099, 1, 5, 8, 0, tzinfo=UTC))
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    # 20:30 UTC is 05:30 the next morning in Tokyo.
+    assert "Nothing due now. Next review: 3 Jan, 05:30." in page
+    assert "still know 85% of answers" in page and "the day before your exam on 4 May 2099" in page
 
 
 def test_history_is_paginated(learner_client, learner):
@@ -332,3 +353,108 @@ def test_an_exam_without_domains_shows_no_estimate(learner_client):
     exam = exam_with_bank(weights=())  # published, no domains: no quotas can be drawn
     page = learner_client.get(reverse("exams:dashboard"), {"exam": exam.code})
     assert page.status_code == 200 and "Not enough data yet: 0 of 20" in page.content.decode()
+
+
+# --- mastery over time (the small multiples) -------------------------------------------
+
+
+def history_by_name(user, exam) -> dict[str, list[tuple[int, int]]]:
+    trend = progress.mock_trend(user=user, exam=exam)
+    return {
+        history.name: [(point.right, point.answered) for point in history.points if point.answered]
+        for history in progress.mastery_history(user=user, exam=exam, mocks=trend)
+    }
+
+
+def expected_history(user, exam) -> dict[str, list[tuple[int, int]]]:
+    """Recomputed mock by mock with the standings' own definition, cut at each mock's finish."""
+    expected: dict[str, list[tuple[int, int]]] = {name: [] for name in exam.domains.values_list("name", flat=True)}
+    for mock in progress.mock_trend(user=user, exam=exam):
+        for name, counts in expected_standings(user, exam, up_to=mock).items():
+            expected[name].append(counts)
+    return expected
+
+
+@pytest.mark.parametrize("attempts, per_attempt", [(1, 4), (30, 30), (120, 4), (400, 12)])
+def test_mastery_after_each_mock_is_the_standing_as_it_was_then(learner, attempts, per_attempt):
+    exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
+    finished_history(learner, exam, attempts=attempts, per_attempt=per_attempt, seed=attempts)
+    assert history_by_name(learner, exam) == expected_history(learner, exam)
+
+
+def test_mastery_over_time_reaches_a_domain_answered_long_ago_and_follows_corrections(learner):
+    exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
+    finished_history(learner, exam, attempts=300, per_attempt=30, seed=5)
+    rare = exam.domains.order_by("order").last()
+    newest = Attempt.objects.filter(user=learner).order_by("-finished_at")[:280]
+    Response.objects.filter(attempt__in=list(newest), domain=rare).update(answered_at=None)
+    got = history_by_name(learner, exam)
+    assert got == expected_history(learner, exam)
+    assert all(answered == 50 for _, answered in got[rare.name])
+    # Current grades: a correction to a past answer moves the points it falls under.
+    corrected = Response.objects.filter(attempt=progress.mock_trend(user=learner, exam=exam)[-1], is_correct=False).first()
+    Response.objects.filter(pk=corrected.pk).update(is_correct=True)
+    again = history_by_name(learner, exam)
+    name = corrected.domain.name
+    assert again == expected_history(learner, exam) and again[name][-1][0] == got[name][-1][0] + 1
+
+
+def test_each_mock_counts_only_what_was_finished_by_then(learner):
+    exam = exam_with_bank(weights=(100,), per_domain=4, question_count=4)
+    questions = list(exam.questions.order_by("pk"))
+    base = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
+
+    def attempt(mode, finished_at, answers):
+        made = Attempt.objects.create(
+            user=learner, exam=exam, mode=mode, status=AttemptStatus.SUBMITTED, finished_at=finished_at,
+            right_count=0, total_count=len(answers), score=Decimal(50), published_score=Decimal(50), passed=False,
+        )
+        for position, (question, right) in enumerate(zip(questions, answers, strict=False), start=1):
+            Response.objects.create(
+                attempt=made, position=position, question=question, domain_id=question.domain_id,
+                version=question.current_version(), choice_order=[], is_correct=right,
+                answered_at=finished_at - timedelta(minutes=10 - position),
+            )
+
+    attempt(AttemptMode.MOCK, base, [True, False, False, False])
+    attempt(AttemptMode.PRACTICE, base + timedelta(days=1), [True, True, True, True])
+    attempt(AttemptMode.MOCK, base + timedelta(days=2), [True, True, False, False])
+    attempt(AttemptMode.DRILL, base + timedelta(days=3), [False, False, False, False])  # after the last mock
+    (history,) = progress.mastery_history(user=learner, exam=exam, mocks=progress.mock_trend(user=learner, exam=exam))
+    assert [(p.right, p.answered) for p in history.points] == [(1, 4), (7, 12)]
+    assert [p.finished_at for p in history.points] == [base, base + timedelta(days=2)]
+
+
+def test_the_small_multiples_are_dated_with_the_passing_line_and_gaps(learner):
+    first = datetime(2026, 2, 1, tzinfo=UTC)
+    points = [
+        progress.MasteryPoint(mock_id=i, finished_at=first + timedelta(days=i), right=right, answered=answered)
+        for i, (right, answered) in enumerate([(0, 0), (3, 4), (1, 2), (0, 0), (2, 2), (9, 10), (7, 10)])
+    ]
+    (chart,) = progress.mastery_charts([progress.DomainHistory(domain_id=1, name="Data", points=points)], passing_score=70)
+    ys = [point["y"] for point in chart["points"]]
+    assert ys[0] is None and ys[3] is None and all(y is not None for i, y in enumerate(ys) if i not in (0, 3))
+    # A gap splits the line: 75% and 50% on one side, 100%, 90%, 70% on the other.
+    assert len(chart["lines"]) == 2 and [len(line.split()) for line in chart["lines"]] == [2, 3]
+    assert chart["pass_y"] == round(chart["bottom"] - 0.7 * (chart["bottom"] - chart["top"]), 1)
+    assert ys[4] == chart["top"] and [p["passing"] for p in chart["points"]] == [False, True, False, False, True, True, True]
+    dated = [index for index, point in enumerate(chart["points"]) if point["dated"]]
+    assert dated[0] == 0 and dated[-1] == 6 and len(dated) <= 3
+    assert chart["latest"] == 70.0
+
+
+def test_the_dashboard_draws_one_chart_per_domain_after_each_mock(learner_client, learner):
+    exam = exam_with_bank(weights=(60, 40), per_domain=10)
+    empty = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "Mastery over time" in empty and "No mock yet: after each mock" in empty
+    finished_history(learner, exam, attempts=12, seed=2)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    mocks = progress.mock_trend(user=learner, exam=exam)
+    assert page.count('class="multiple-chart"') == 2
+    for name, counts in expected_history(learner, exam).items():
+        right, answered = counts[-1]
+        assert f"({right}/{answered})</title></circle>" in page
+        assert f"Mastery in {name} after each mock" in page
+    assert page.count('class="chart-pass-line"') == 3  # the two domains' and the score trend's
+    last = timezone.localtime(mocks[-1].finished_at)
+    assert f'class="chart-date">{last.day} {last:%b}</text>' in page

@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from exams.models import AttemptMode, Choice, ExhibitImage, ReviewItem
+from exams.models import AttemptMode, Choice, ExhibitImage, ReviewCard
 from exams.services import attempt_start
 from tests.factories import QuestionFactory, exam_with_bank
 
@@ -37,7 +37,7 @@ class TestCheckGradesWhatWasPicked:
         assert response.status_code in (200, 302)
         slot.refresh_from_db()
         assert slot.is_correct is True
-        assert not ReviewItem.objects.filter(user=learner, question=slot.question).exists()
+        assert ReviewCard.objects.get(user=learner, question=slot.question).last_review == slot.checked_at
         page = learner_client.get(question_url(attempt, 1)).content.decode()
         assert ">\n            Right\n" in page or "Right" in page.split('id="checked-heading"')[1][:200]
 
@@ -259,7 +259,7 @@ def test_every_draw_takes_at_most_one_question_of_an_exclusion_group(learner, mo
         question.exclusion_group = f"group-{index // 3}"
         question.save()
     for question in questions:
-        ReviewItem.objects.create(user=learner, question=question, box=1, due_on=timezone.now().date())
+        ReviewCard.objects.create(user=learner, question=question, due=timezone.now())
     for seed in range(10):
         started = attempt_start(user=learner, exam=exam, mode=mode, domain=exam.domains.get(), count=12, seed=seed).attempt
         drawn = list(started.responses.values_list("question__exclusion_group", flat=True))

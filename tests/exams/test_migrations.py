@@ -1,4 +1,6 @@
 """Migrations that move data, run for real from the state before them."""
+import io
+
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
@@ -11,6 +13,13 @@ def migrate(target):
     executor.loader.build_graph()
     executor.migrate([target])
     return executor.loader.project_state([target]).apps
+
+
+def migrate_to_latest():
+    """Back to the current schema, so the tests after this one run on it."""
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 def test_existing_responses_keep_the_domain_their_question_had(django_user_model):
@@ -40,4 +49,63 @@ def test_existing_responses_keep_the_domain_their_question_had(django_user_model
         rows = new.get_model("exams", "Response").objects.order_by("attempt_id", "position").values_list("domain_id", flat=True)
         assert list(rows) == [first.pk, second.pk, second.pk]
     finally:
-        migrate(("exams", "0010_response_domain_required"))
+        migrate_to_latest()
+
+
+def test_every_leitner_item_becomes_a_review_card(learner, other_learner):
+    """On a copy of the demo history: the demo learner's mistakes in Leitner boxes, moved to FSRS."""
+    from datetime import UTC, datetime, time, timedelta
+    from zoneinfo import ZoneInfo
+
+    from django.core.management import call_command
+
+    call_command("load_bank", verbosity=0)
+    call_command("create_demo_history", username="learner", stdout=io.StringIO())
+    cards_before = learner.review_cards.count()
+    assert cards_before
+    old = migrate(("exams", "0017_i15a_review_cards"))
+    try:
+        ReviewItem, ReviewCard, Response = (old.get_model("exams", name) for name in ("ReviewItem", "ReviewCard", "Response"))
+        Profile = old.get_model("accounts", "Profile")
+        # Going back turned every card into a box; start from boxes as the Leitner code left them.
+        assert ReviewItem.objects.count() == cards_before
+        ReviewItem.objects.all().delete()
+        ReviewCard.objects.all().delete()
+        Profile.objects.update_or_create(user_id=learner.pk, defaults={"time_zone": "Pacific/Kiritimati"})
+        Profile.objects.filter(user_id=other_learner.pk).delete()  # no profile: UTC
+        wrong = (
+            Response.objects.filter(attempt__user_id=learner.pk, is_correct=False, answered_at__isnull=False)
+            .order_by("question_id", "-answered_at")
+        )
+        interval = {1: 0, 2: 1, 3: 3, 4: 7, 5: 16}
+        items = {}
+        for response in wrong:
+            if response.question_id in items:
+                continue
+            box = 1 + response.question_id % 5
+            local = response.answered_at.astimezone(ZoneInfo("Pacific/Kiritimati")).date()
+            items[response.question_id] = ReviewItem(
+                user_id=learner.pk, question_id=response.question_id, box=box,
+                due_on=local + timedelta(days=interval[box]), updated_at=response.answered_at,
+            )
+        some = list(items)[:3]
+        stamp = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
+        extra = [ReviewItem(user_id=other_learner.pk, question_id=pk, box=5, due_on=stamp.date(), updated_at=stamp) for pk in some]
+        ReviewItem.objects.bulk_create([*items.values(), *extra])
+        leitner = list(ReviewItem.objects.values_list("user_id", "question_id", "box", "due_on", "updated_at"))
+        assert len(leitner) > 20 and {box for _, _, box, _, _ in leitner} == {1, 2, 3, 4, 5}
+
+        new = migrate(("exams", "0018_i15a_leitner_to_fsrs"))
+        cards = {
+            (card.user_id, card.question_id): card for card in new.get_model("exams", "ReviewCard").objects.all()
+        }
+        assert len(cards) == len(leitner)  # none lost, none made up
+        zones = {learner.pk: "Pacific/Kiritimati", other_learner.pk: "UTC"}
+        for user_id, question_id, box, due_on, updated_at in leitner:
+            card = cards[user_id, question_id]
+            assert (card.state, card.step, card.difficulty) == (2, None, 5.0)
+            assert card.stability == max(1, interval[box])
+            assert card.last_review == updated_at
+            assert card.due == datetime.combine(due_on, time.min, tzinfo=ZoneInfo(zones[user_id]))
+    finally:
+        migrate_to_latest()

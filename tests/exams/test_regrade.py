@@ -1,6 +1,6 @@
 """Errata confirmation and the set-based regrade: policies, records, review, idempotence, locking."""
 import threading
-from datetime import UTC, date, timedelta
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -26,7 +26,7 @@ from exams.models import (
     RegradeEvent,
     Response,
     ResponseChoice,
-    ReviewItem,
+    ReviewCard,
 )
 from exams.regrade import (
     passed_sql,
@@ -277,30 +277,33 @@ class TestReviewAfterCorrection:
         finished_attempt(user=bob, exam=exam, answers={q: "B", q2: "A"})
         start_attempt(user=carol, exam=exam, answers={q: "A", q2: "A"})  # not finished
         finished_attempt(user=dave, exam=exam, answers={q: "A", q2: "A"})
-        ReviewItem.objects.create(user=dave, question=q, box=4, due_on=date(2099, 1, 1))
-        ReviewItem.objects.create(user=dave, question=q2, box=3, due_on=date(2099, 1, 1))
+        later = timezone.now() + timedelta(days=400)
+        kept = {"state": 2, "step": None, "stability": 30.0, "difficulty": 4.2, "last_review": timezone.now() - timedelta(days=3)}
+        ReviewCard.objects.create(user=dave, question=q, due=later, **kept)
+        ReviewCard.objects.create(user=dave, question=q2, due=later, **kept)
 
         erratum = report(q)
         erratum_confirm(erratum=erratum, policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"))
 
         erratum.refresh_from_db()
-        yesterday_utc = erratum.decided_at.astimezone(UTC).date() - timedelta(days=1)
-        items = {(item.user.username, item.question_id): (item.box, item.due_on) for item in ReviewItem.objects.select_related("user")}
-        assert items == {
-            ("alice", q.pk): (1, yesterday_utc),
-            ("dave", q.pk): (1, yesterday_utc),
-            ("dave", q2.pk): (3, date(2099, 1, 1)),
-        }
+        cards = {(card.user.username, card.question_id): card for card in ReviewCard.objects.select_related("user")}
+        assert set(cards) == {("alice", q.pk), ("dave", q.pk), ("dave", q2.pk)}
+        # Due at the confirmation; dave's card keeps what FSRS knows of his memory of it.
+        assert cards["alice", q.pk].due == cards["dave", q.pk].due == erratum.decided_at
+        assert {f: getattr(cards["dave", q.pk], f) for f in kept} == kept
+        assert cards["alice", q.pk].stability is None and cards["alice", q.pk].state == 1  # a new card
+        assert cards["dave", q2.pk].due == later
+        assert set(ReviewCard.objects.due(user=dave, exam=exam).values_list("question_id", flat=True)) == {q.pk}
 
     def test_credit_either_also_sends_the_old_key_to_review_and_void_does_not(self, learners):
         alice, *_ = learners
         exam, (q, q2) = make_bank(questions=2)
         finished_attempt(user=alice, exam=exam, answers={q: "A", q2: "A"})
         erratum_confirm(erratum=report(q), policy="credit_either", corrected_choice_ids=choice_ids(q, "C"))
-        assert ReviewItem.objects.filter(user=alice, question=q, box=1).exists()
+        assert ReviewCard.objects.due(user=alice, exam=exam).filter(question=q).exists()
         # A void item is retired: there is no right answer left to learn from it.
         erratum_confirm(erratum=report(q2), policy="void", corrected_choice_ids=choice_ids(q2, "B"))
-        assert not ReviewItem.objects.filter(question=q2).exists()
+        assert not ReviewCard.objects.filter(question=q2).exists()
 
 
 class TestRegradeAgain:
@@ -387,7 +390,7 @@ class TestDecisions:
         assert rejected.decided_by == instructor and rejected.decided_at is not None and rejected.policy == ""
         assert set(q.choices.filter(is_correct=True).values_list("label", flat=True)) == {"A"}
         assert result(a)[:4] == (1, 2, Decimal("50.00"), False)
-        assert not RegradeEvent.objects.exists() and not ReviewItem.objects.exists()
+        assert not RegradeEvent.objects.exists() and not ReviewCard.objects.exists()
         # The question can be reported again: the rejected erratum is no longer open.
         report(q)
 

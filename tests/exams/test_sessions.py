@@ -1,7 +1,7 @@
-"""Practice, drills and reviews: start, check answer, the Leitner schedule, reports."""
-from datetime import timedelta
-from zoneinfo import ZoneInfo
+"""Practice, drills and reviews: start, check answer, review cards, reports."""
+from datetime import UTC, date, datetime, timedelta
 
+import fsrs
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -17,7 +17,7 @@ from exams.models import (
     ErratumPolicy,
     ErratumSource,
     ErratumStatus,
-    ReviewItem,
+    ReviewCard,
 )
 from exams.services import attempt_start
 from tests.factories import QuestionFactory, exam_with_bank
@@ -73,18 +73,19 @@ class TestStarting:
     def test_nothing_due_for_review_is_said_plainly(self, learner_client):
         exam = exam_with_bank()
         page = start_session(learner_client, exam, mode="review").content.decode()
-        assert "Nothing is due for review today" in page
+        assert "Nothing is due for review now" in page
 
     def test_a_review_session_holds_the_due_questions(self, learner_client, learner):
         exam = exam_with_bank()
         questions = list(exam.questions.all()[:3])
-        today = timezone.now().date()
-        ReviewItem.objects.create(user=learner, question=questions[0], box=1, due_on=today - timedelta(days=2))
-        ReviewItem.objects.create(user=learner, question=questions[1], box=2, due_on=today - timedelta(days=1))
-        ReviewItem.objects.create(user=learner, question=questions[2], box=3, due_on=today + timedelta(days=2))
+        now = timezone.now()
+        ReviewCard.objects.create(user=learner, question=questions[0], due=now - timedelta(hours=2))
+        ReviewCard.objects.create(user=learner, question=questions[1], due=now - timedelta(days=3))
+        ReviewCard.objects.create(user=learner, question=questions[2], due=now + timedelta(minutes=1))
         start_session(learner_client, exam, mode="review")
         attempt = Attempt.objects.get(user=learner, mode=AttemptMode.REVIEW)
-        assert set(attempt.responses.values_list("question", flat=True)) == {questions[0].pk, questions[1].pk}
+        # Due now or before, the most overdue first.
+        assert list(attempt.responses.order_by("position").values_list("question", flat=True)) == [questions[1].pk, questions[0].pk]
 
 
 class TestCheckAnswer:
@@ -146,43 +147,66 @@ class TestCheckAnswer:
         assert "Corrected key" in page and "Corrected after review." in page
 
 
-class TestSchedule:
-    def test_a_wrong_answer_in_any_mode_goes_to_box_1_due_today(self, learner):
+class TestReviewCards:
+    """Every graded slot is a review of the learner's card (exams.scheduling); see also test_scheduling."""
+
+    def test_a_checked_wrong_answer_is_an_again_review_at_the_check(self, learner):
         exam = exam_with_bank()
         attempt = attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE).attempt
         slot = attempt.responses.get(position=1)
         wrong = slot.question.choices.filter(is_correct=False).first()
         attempt.record_answer(response=slot, choice_ids=[wrong.pk])
+        assert not ReviewCard.objects.exists()  # a plain save is not a review
         services.attempt_check(attempt=attempt, response=slot)
-        item = ReviewItem.objects.get(user=learner, question=slot.question)
-        assert (item.box, item.due_on) == (1, services.learner_today(user=learner))
+        slot.refresh_from_db()
+        card = ReviewCard.objects.get(user=learner, question=slot.question)
+        expected = expected_card([(fsrs.Rating.Again, slot.checked_at)])
+        assert (card.last_review, card.due, card.stability, card.difficulty) == (
+            slot.checked_at, expected.due, expected.stability, expected.difficulty,
+        )
 
-    def test_wrong_mock_answers_are_scheduled_at_submit_and_unanswered_are_not(self, learner):
+    def test_a_mock_reviews_its_answered_slots_at_submit_and_not_the_unanswered(self, learner):
         exam = exam_with_bank()
         attempt = attempt_start(user=learner, exam=exam).attempt
-        slot = attempt.responses.get(position=1)
-        attempt.record_answer(response=slot, choice_ids=[slot.question.choices.filter(is_correct=False).first().pk])
-        services.attempt_submit(user=learner, attempt_id=attempt.pk)
-        assert list(ReviewItem.objects.filter(user=learner).values_list("question", flat=True)) == [slot.question_id]
+        first, second, third = attempt.responses.order_by("position")[:3]
+        attempt.record_answer(response=first, choice_ids=[first.question.choices.filter(is_correct=False).first().pk])
+        attempt.record_answer(response=second, choice_ids=list(second.question.choices.filter(is_correct=True).values_list("pk", flat=True)))
+        attempt.record_answer(response=third, choice_ids=list(third.question.choices.filter(is_correct=True).values_list("pk", flat=True)))
+        attempt.record_strikes(response=third, choice_ids={third.question.choices.filter(is_correct=False).first().pk})
+        assert not ReviewCard.objects.exists()
+        finished = services.attempt_submit(user=learner, attempt_id=attempt.pk)
+        cards = {card.question_id: card for card in ReviewCard.objects.filter(user=learner)}
+        assert set(cards) == {first.question_id, second.question_id, third.question_id}
+        for slot, rating in ((first, fsrs.Rating.Again), (second, fsrs.Rating.Good), (third, fsrs.Rating.Hard)):
+            expected = expected_card([(rating, finished.finished_at)])
+            assert (cards[slot.question_id].due, cards[slot.question_id].stability) == (expected.due, expected.stability), rating
 
-    def test_right_in_a_review_moves_up_a_box_and_box_5_retires(self, learner):
-        exam = exam_with_bank(weights=(100,), per_domain=2, question_count=2)
-        first, second = exam.questions.all()
-        today = services.learner_today(user=learner)
-        ReviewItem.objects.create(user=learner, question=first, box=2, due_on=today)
-        ReviewItem.objects.create(user=learner, question=second, box=5, due_on=today)
-        attempt = attempt_start(user=learner, exam=exam, mode=AttemptMode.REVIEW).attempt
-        for slot in attempt.responses.all():
-            attempt.record_answer(response=slot, choice_ids=list(slot.question.choices.filter(is_correct=True).values_list("pk", flat=True)))
-            services.attempt_check(attempt=attempt, response=slot)
-        item = ReviewItem.objects.get(user=learner, question=first)
-        assert (item.box, item.due_on) == (3, today + timedelta(days=3))
-        assert not ReviewItem.objects.filter(user=learner, question=second).exists()
+    def test_the_exam_date_cap_reads_the_day_in_the_learners_time_zone(self, learner):
+        """23:30 UTC on 8 March is already 9 March in Tokyo: two days before an exam on the
+        11th there, so the cap is one day; in New York and UTC it is two."""
+        exam = exam_with_bank()
+        question = exam.questions.first()
+        at = datetime(2026, 3, 8, 23, 30, tzinfo=UTC)
+        dues = {}
+        for zone, cap in (("Asia/Tokyo", 1), ("America/New_York", 2), ("UTC", 2)):
+            Profile.objects.filter(user=learner).update(time_zone=zone, exam_date=date(2026, 3, 11))
+            ReviewCard.objects.filter(user=learner).delete()
+            services.reviews_record(user=learner, reviews=[services.Review(question_id=question.pk, rating=fsrs.Rating.Good, at=at)])
+            dues[zone] = ReviewCard.objects.get(user=learner).due
+            assert dues[zone] == expected_card([(fsrs.Rating.Good, at)], maximum_interval=cap).due, zone
+        assert dues["Asia/Tokyo"] == at + timedelta(days=1) and dues["UTC"] == at + timedelta(days=2)
 
-    def test_due_dates_use_the_learners_time_zone(self, learner):
-        for zone in ("Pacific/Kiritimati", "Pacific/Pago_Pago", "Europe/Paris"):
-            Profile.objects.filter(user=learner).update(time_zone=zone)
-            assert services.learner_today(user=learner) == timezone.now().astimezone(ZoneInfo(zone)).date()
+
+def expected_card(history, *, retention=0.9, maximum_interval=36500) -> fsrs.Card:
+    """The card the fsrs package itself makes of this history, with the scheduler issue 15 names."""
+    scheduler = fsrs.Scheduler(
+        desired_retention=retention, learning_steps=(), relearning_steps=(), enable_fuzzing=False,
+        maximum_interval=maximum_interval,
+    )
+    card = fsrs.Card(card_id=1)
+    for rating, at in history:
+        card, _ = scheduler.review_card(card, rating, review_datetime=at.astimezone(UTC))
+    return card
 
 
 class TestReports:
@@ -250,9 +274,13 @@ def test_no_practice_while_a_mock_of_the_exam_is_running(learner_client, learner
 
 def test_a_capped_review_says_how_many_of_the_due_questions_it_takes(learner_client, learner):
     exam = exam_with_bank(weights=(100,), per_domain=62, question_count=10)
-    today = timezone.now().date()
-    for question in exam.questions.all():
-        ReviewItem.objects.create(user=learner, question=question, box=1, due_on=today - timedelta(days=1))
+    now = timezone.now()
+    questions = list(exam.questions.order_by("pk"))
+    ReviewCard.objects.bulk_create(
+        ReviewCard(user=learner, question=question, due=now - timedelta(hours=index)) for index, question in enumerate(questions)
+    )
     page = start_session(learner_client, exam, mode="review").content.decode()
     assert "This review takes 50 of the 62 questions due" in page
-    assert Attempt.objects.get(user=learner, mode=AttemptMode.REVIEW).responses.count() == 50
+    # The 50 most overdue.
+    taken = set(Attempt.objects.get(user=learner, mode=AttemptMode.REVIEW).responses.values_list("question", flat=True))
+    assert taken == {question.pk for question in questions[12:]}

@@ -194,10 +194,10 @@ def test_an_erratum_confirmed_during_submits_leaves_every_score_as_graded_from_s
 
 
 # Where the submit is stopped: before grading takes its share lock on the questions (reading
-# the picks), or after (filing review items once graded).
+# the picks), or after (recording the reviews on the learner's cards once graded).
 STOPS = {
     "before its share lock": "exams_responsechoice",
-    "after its share lock": "exams_reviewitem",
+    "after its share lock": "exams_reviewcard",
 }
 
 

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from exams import services
-from exams.models import Attempt, AttemptMode, Exam, Response, ResponseChoice
+from exams.models import Attempt, AttemptMode, Exam, Response, ResponseChoice, ReviewCard
 
 # (days ago, mode, chance of a right answer); ability grows over the weeks.
 PLAN = [
@@ -44,6 +44,7 @@ class Command(BaseCommand):
         with transaction.atomic():
             for days_ago, mode, ability in PLAN:
                 self._attempt(user=user, exam=exam_obj, mode=mode, ability=ability, rng=rng, when=now - timedelta(days=days_ago))
+            self._review_at_history_times(user=user)
         count = Attempt.objects.filter(user=user).count()
         self.stdout.write(self.style.SUCCESS(f"Gave {username} a history of {count} finished attempts with reviews due."))
 
@@ -82,3 +83,23 @@ class Command(BaseCommand):
             finished_at=when + timedelta(minutes=minutes),
             deadline=when + timedelta(minutes=exam.time_limit_minutes) if mode == AttemptMode.MOCK else None,
         )
+        # Each answer was checked as it was given.
+        checked = list(attempt.responses.filter(checked_at__isnull=False, answered_at__isnull=False))
+        for response in checked:
+            response.checked_at = response.answered_at
+        Response.objects.bulk_update(checked, ["checked_at"])
+
+    def _review_at_history_times(self, *, user):
+        """Grading reviewed every answer just now; review them again at the times the history says.
+
+        Through the same service grading uses, so the cards are what weeks of these answers
+        would have made: some due already, most later.
+        """
+        ReviewCard.objects.filter(user=user).delete()
+        responses = (
+            Response.objects.filter(attempt__user=user, attempt__status__in=Attempt.FINISHED_STATUSES)
+            .select_related("attempt")
+            .prefetch_related("strikes")
+        )
+        reviews = [services.review_of(r, at=r.checked_at or r.attempt.finished_at) for r in responses]
+        services.reviews_record(user=user, reviews=[review for review in reviews if review is not None])

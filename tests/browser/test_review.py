@@ -1,0 +1,93 @@
+"""Review due cards: weeks of demo history, the due cards recomputed with the fsrs package, reviewed through the pages."""
+from datetime import UTC
+
+import fsrs
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from exams.models import Attempt, AttemptMode, Response, ReviewCard
+from tests.browser.conftest import assert_accessible, log_in_as
+from tests.factories import UserFactory
+
+SCHEDULER = fsrs.Scheduler(
+    desired_retention=0.9, learning_steps=(), relearning_steps=(), enable_fuzzing=False, maximum_interval=36500,
+)
+
+
+def is_save(response) -> bool:
+    return response.request.method == "POST" and "/q/" in response.url
+
+
+def cards_from_history(user) -> dict[int, fsrs.Card]:
+    """Each question's card, replayed with the package alone from the learner's graded slots."""
+    slots = (
+        Response.objects.filter(attempt__user=user, attempt__status__in=Attempt.FINISHED_STATUSES, answered_at__isnull=False)
+        .exclude(is_correct=None)
+        .select_related("attempt")
+        .prefetch_related("strikes")
+    )
+    history = sorted(
+        ((slot.checked_at or slot.attempt.finished_at, slot.question_id, slot) for slot in slots),
+        key=lambda row: (row[0], row[1]),
+    )
+    cards: dict[int, fsrs.Card] = {}
+    for at, question_id, slot in history:
+        rating = fsrs.Rating.Again if not slot.is_correct else fsrs.Rating.Hard if slot.strikes.all() else fsrs.Rating.Good
+        card = cards.get(question_id, fsrs.Card(card_id=question_id))
+        cards[question_id], _ = SCHEDULER.review_card(card, rating, review_datetime=at.astimezone(UTC))
+    return cards
+
+
+@pytest.fixture
+def demo_learner(transactional_db):
+    call_command("load_bank", verbosity=0)
+    learner = UserFactory(username="learner")
+    call_command("create_demo_history", username="learner")
+    return learner
+
+
+def test_review_due_cards(page, live_server, demo_learner):
+    expected = cards_from_history(demo_learner)
+    now = timezone.now()
+    due = sorted((card.due, question_id) for question_id, card in expected.items() if card.due <= now)
+    assert 50 < len(due) < len(expected)  # weeks of history: much is due, not all
+
+    log_in_as(page, live_server, demo_learner)
+    page.goto(f"{live_server.url}/dashboard/")
+    page.get_by_role("button", name=f"Review due ({len(due)})").click()
+    expect(page.get_by_text(f"This review takes 50 of the {len(due)} questions due")).to_be_visible()
+    expect(page.get_by_role("heading", name="Question 1 of 50")).to_be_visible()
+    assert_accessible(page)
+
+    review = Attempt.objects.get(user=demo_learner, mode=AttemptMode.REVIEW)
+    slots = list(review.responses.order_by("position").select_related("question"))
+    # The most overdue first.
+    assert [slot.question_id for slot in slots] == [question_id for _, question_id in due[:50]]
+
+    for slot, want_right in ((slots[0], False), (slots[1], True)):
+        keys = set(slot.question.choices.filter(is_correct=True).values_list("pk", flat=True))
+        indexes = [i for i, pk in enumerate(slot.choice_order) if (pk in keys) == want_right]
+        for index in indexes[: slot.question.choose if want_right else 1]:
+            with page.expect_response(is_save):
+                page.locator("label.choice").nth(index).click()
+        with page.expect_response(is_save):
+            page.get_by_role("button", name="Check answer").click()
+        expect(page.get_by_role("heading", name="Right" if want_right else "Wrong", exact=True)).to_be_visible()
+        if slot.position == 1:
+            with page.expect_response(is_save):
+                page.get_by_role("button", name="Next", exact=True).click()
+            expect(page.get_by_role("heading", name="Question 2 of 50")).to_be_visible()
+            page.wait_for_function("!document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping')")
+
+    # Both reviews are on their cards as the package schedules them: Again, then Good.
+    for slot, rating in ((slots[0], fsrs.Rating.Again), (slots[1], fsrs.Rating.Good)):
+        slot.refresh_from_db()
+        card, _ = SCHEDULER.review_card(expected[slot.question_id], rating, review_datetime=slot.checked_at.astimezone(UTC))
+        stored = ReviewCard.objects.get(user=demo_learner, question=slot.question)
+        assert (stored.due, stored.last_review) == (card.due, card.last_review)
+        assert stored.stability == pytest.approx(card.stability) and stored.due > timezone.now()
+
+    page.goto(f"{live_server.url}/dashboard/")
+    expect(page.get_by_role("button", name=f"Review due ({len(due) - 2})")).to_be_visible()
