@@ -24,7 +24,7 @@ COSTS = {
     "answer save": (3, 7),
     "answer save + next": (12, 12),
     "review": (4, 4),
-    "submit": (15, 14),
+    "submit": (16, 15),
     "results": (14, 14),
 }
 
