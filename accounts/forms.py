@@ -2,10 +2,11 @@
 import zoneinfo
 
 from django import forms
-from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.contrib.auth.forms import AdminUserCreationForm, AuthenticationForm, UserChangeForm, UserCreationForm
 from django.core.validators import MaxLengthValidator
 from django.contrib.auth.models import User
 
+from accounts.emails import EMAIL_TAKEN, email_taken
 from accounts.models import Profile
 
 
@@ -37,10 +38,31 @@ class SignUpForm(UserCreationForm):
         fields = ("username", "email")
 
     def clean_email(self) -> str:
-        email = self.cleaned_data["email"].strip()
-        if User.objects.filter(email__iexact=email).exists():
-            raise forms.ValidationError("An account with this email address already exists. Log in or reset the password.")
-        return email
+        return _unique_email(self.cleaned_data["email"], user_pk=None)
+
+
+def _unique_email(email: str, *, user_pk: int | None) -> str:
+    email = email.strip()
+    if email_taken(email, user_pk=user_pk):
+        raise forms.ValidationError(EMAIL_TAKEN, code="email_taken")
+    return email
+
+
+class LearnerChangeForm(UserChangeForm):
+    """The admin's user form, with the one-account-per-email rule."""
+
+    def clean_email(self) -> str:
+        return _unique_email(self.cleaned_data.get("email") or "", user_pk=self.instance.pk)
+
+
+class LearnerCreationForm(AdminUserCreationForm):
+    email = forms.EmailField(required=False, help_text="Optional; for password resets. One account per address.")
+
+    class Meta(AdminUserCreationForm.Meta):
+        fields = ("username", "email")
+
+    def clean_email(self) -> str:
+        return _unique_email(self.cleaned_data.get("email") or "", user_pk=None)
 
 
 def time_zone_names() -> list[str]:
@@ -48,13 +70,32 @@ def time_zone_names() -> list[str]:
 
 
 class ProfileForm(forms.ModelForm):
+    """The learner's settings, and the account's email address (kept on the user)."""
+
+    email = forms.EmailField(required=False, help_text="For password resets. One account per address.")
     time_zone = TimeZoneField(
         help_text="Start typing a city (Europe/Paris, America/New_York). Times and review due dates follow it.",
     )
 
     class Meta:
         model = Profile
-        fields = ("time_zone", "shortcuts_enabled")
+        fields = ("email", "time_zone", "shortcuts_enabled")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            self.initial["email"] = self.instance.user.email
+
+    def clean_email(self) -> str:
+        return _unique_email(self.cleaned_data.get("email") or "", user_pk=self.instance.user_id)
+
+    def save(self, commit: bool = True) -> Profile:
+        profile = super().save(commit=commit)
+        user = profile.user
+        if commit and user.email != self.cleaned_data["email"]:
+            user.email = self.cleaned_data["email"]
+            user.save(update_fields=["email"])
+        return profile
 
 
 class LoginForm(AuthenticationForm):
