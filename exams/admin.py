@@ -11,6 +11,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from config.integrity import RaceSafeAdminMixin
 from exams import regrade
 from exams.admin_imports import QuestionImportExportMixin
 from exams.formats import MAX_CHOICES, MIN_CHOICES, exhibit_images
@@ -141,10 +142,22 @@ class ChoiceInline(admin.StackedInline):
         return field
 
 
+class ErratumInlineFormSet(forms.BaseInlineFormSet):
+    def clean(self):
+        super().clean()
+        if any(self.errors):
+            return
+        # Every erratum listed here is open (decided ones are not shown), so two live forms
+        # would be two open errata; each form alone passes Erratum.clean.
+        if len([form for form in _live_forms(self) if form.instance.status == ErratumStatus.REPORTED]) > 1:
+            raise ValidationError(Erratum.ONE_OPEN, code="one_open")
+
+
 class ErratumInline(admin.StackedInline):
     """Errata are opened here; confirming or rejecting one happens on its triage page, which regrades."""
 
     model = Erratum
+    formset = ErratumInlineFormSet
     extra = 0
     fields = ("status", "published_key", "note", "source", "policy", "reported_at", "decided_at", "triage")
     readonly_fields = ("status", "policy", "decided_at", "triage")
@@ -257,7 +270,7 @@ class QuestionAdminForm(forms.ModelForm):
 
 
 @admin.register(Question)
-class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
+class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAdmin):
     form = QuestionAdminForm
     list_display = (
         "title", "exam", "domain", "topic_name", "kind", "is_active", "open_errata", "times_used",
@@ -401,7 +414,7 @@ class ErratumStatusFilter(admin.SimpleListFilter):
 
 
 @admin.register(Erratum)
-class ErratumAdmin(admin.ModelAdmin):
+class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
     """The triage queue: open errata first, the most disputed and newest on top."""
 
     list_display = ("question", "status", "source", "dispute_count", "reported_at", "policy", "decide_link")
