@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from accounts.models import Profile
 from exams import grading, sampling, schedule
+from exams.access import running_mock_question_ids
 from exams.models import (
     Attempt,
     AttemptMode,
@@ -76,7 +77,10 @@ def attempt_start(
     if question_ids is not None:
         if mode != AttemptMode.PRACTICE:
             raise ValueError("chosen questions make a practice session")
-        wanted = set(Question.objects.active().filter(exam=exam, pk__in=question_ids).values_list("pk", flat=True))
+        wanted = set(
+            Question.objects.active().filter(exam=exam, pk__in=question_ids)
+            .exclude(pk__in=running_mock_question_ids(user)).values_list("pk", flat=True)
+        )
         question_ids = [pk for pk in question_ids if pk in wanted]
         if not question_ids:
             raise StartRefused("None of these questions is in the bank any more: there is nothing to practise.")
@@ -141,7 +145,8 @@ def _session_questions(*, user, exam: Exam, domain: Domain | None, count: int, r
     """Up to `count` questions, those the learner has never answered first."""
     if count < 1:
         raise StartRefused("Ask for at least one question.")
-    questions = Question.objects.active().filter(exam=exam)
+    # The key rule: a running mock's questions are not drawn into a session that shows keys.
+    questions = Question.objects.active().filter(exam=exam).exclude(pk__in=running_mock_question_ids(user))
     if domain is not None:
         questions = questions.filter(domain=domain)
     rows = list(questions.values_list("pk", "exclusion_group"))
@@ -174,6 +179,7 @@ def _due_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
     today = learner_today(user=user)
     due_items = (
         ReviewItem.objects.filter(user=user, question__exam=exam, question__is_active=True, due_on__lte=today)
+        .exclude(question_id__in=running_mock_question_ids(user))
         .order_by("due_on", "box", "pk")
         .values_list("question_id", "question__exclusion_group")
     )
