@@ -3,7 +3,8 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Case, Count, Exists, OuterRef, Q, Value, When
+from django.db.models import Case, Count, Exists, OuterRef, Q, Subquery, Value, When
+from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404, redirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
@@ -432,14 +433,18 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
         return self.readonly_fields
 
     def get_queryset(self, request):
-        # Built here rather than by super(), which would order by these names before they exist.
-        return Erratum.objects.annotate(
-            disputes_total=Count("disputes", distinct=True),
-            is_open=Case(When(status=ErratumStatus.REPORTED, then=Value(0)), default=Value(1)),
-        ).order_by(*self.get_ordering(request))
+        return super().get_queryset(request).annotate(disputes_total=Count("disputes", distinct=True))
 
     def get_ordering(self, request):
-        return ["is_open", "-disputes_total", "-reported_at"]
+        # Expressions, not annotation names: other admins order their erratum choices with
+        # this too (the Dispute pages' select), on a queryset without the annotations.
+        return [
+            Case(When(status=ErratumStatus.REPORTED, then=Value(0)), default=Value(1)).asc(),
+            Coalesce(Subquery(
+                Dispute.objects.filter(erratum=OuterRef("pk")).order_by().values("erratum").annotate(n=Count("pk")).values("n")
+            ), 0).desc(),
+            "-reported_at",
+        ]
 
     @admin.display(description="Reports", ordering="disputes_total")
     def dispute_count(self, erratum: Erratum) -> int:
