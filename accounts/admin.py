@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.models import User
 
-from accounts.forms import LearnerChangeForm, LearnerCreationForm
+from accounts.forms import AdminLoginForm, LearnerChangeForm, LearnerCreationForm
 from accounts.models import Profile
 from config.integrity import RaceSafeAdminMixin
 
@@ -14,6 +14,7 @@ class ProfileInline(admin.StackedInline):
     fields = ("accommodation_factor", "time_zone", "shortcuts_enabled")
 
 
+admin.site.login_form = AdminLoginForm
 admin.site.unregister(User)
 
 

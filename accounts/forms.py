@@ -2,6 +2,7 @@
 import zoneinfo
 
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AdminUserCreationForm, AuthenticationForm, UserChangeForm, UserCreationForm
 from django.core.validators import MaxLengthValidator
 from django.contrib.auth.models import User
@@ -98,13 +99,26 @@ class ProfileForm(forms.ModelForm):
         return profile
 
 
+def _bound_lengths(form: AuthenticationForm) -> None:
+    # The stock form only sets the widget's maxlength, so a 300-character name reached
+    # django-axes' 255-character column; validated here, it never reaches authenticate().
+    field = form.fields["username"]
+    field.validators.append(MaxLengthValidator(field.max_length))
+    form.fields["password"].max_length = 4096
+    form.fields["password"].validators.append(MaxLengthValidator(4096))
+
+
 class LoginForm(AuthenticationForm):
-    """Django's login form, whose username length is also validated: the stock form only sets
-    the widget's maxlength, so a 300-character name reached django-axes' 255-character column."""
+    """Django's login form, whose username and password lengths are also validated."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        field = self.fields["username"]
-        field.validators.append(MaxLengthValidator(field.max_length))
-        self.fields["password"].max_length = 4096
-        self.fields["password"].validators.append(MaxLengthValidator(4096))
+        _bound_lengths(self)
+
+
+class AdminLoginForm(AdminAuthenticationForm):
+    """The admin's login form, with the same length limits (found by the fuzzer)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _bound_lengths(self)

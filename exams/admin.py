@@ -2,6 +2,7 @@
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
+from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Case, Count, Exists, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
@@ -414,6 +415,23 @@ class ErratumStatusFilter(admin.SimpleListFilter):
         return queryset.filter(status=self.value()) if self.value() else queryset
 
 
+class QuestionAutocomplete(AutocompleteSelect):
+    """Django's autocomplete select, which re-renders a refused form without looking up a
+    posted value that is not an id (Django's own queries it as one: "1e309" raised)."""
+
+    def optgroups(self, name, value, attr=None):
+        pk = self.field.remote_field.model._meta.pk
+
+        def is_id(candidate) -> bool:
+            try:
+                pk.to_python(candidate)
+            except ValidationError:
+                return False
+            return True
+
+        return super().optgroups(name, [candidate for candidate in value if is_id(candidate)], attr)
+
+
 @admin.register(Erratum)
 class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
     """The triage queue: open errata first, the most disputed and newest on top."""
@@ -454,6 +472,11 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
     def decide_link(self, erratum: Erratum) -> str:
         label = "Triage" if erratum.status == ErratumStatus.REPORTED else "Decision"
         return format_html('<a href="{}">{}</a>', reverse("admin:exams_erratum_decide", args=[erratum.pk]), label)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "question":
+            kwargs["widget"] = QuestionAutocomplete(db_field, self.admin_site, using=kwargs.get("using"))
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         if db_field.name == "published_key":

@@ -131,8 +131,9 @@ def test_a_form_in_a_foreign_charset_gets_our_own_error_page(client, charset):
 
 
 @pytest.mark.django_db
-def test_a_login_username_of_300_characters_is_a_form_error(client):
-    response = client.post("/accounts/login/", {"username": "u" * 300, "password": "whatever"})
+@pytest.mark.parametrize("login_url", ["/accounts/login/", "/admin/login/"])
+def test_a_login_username_of_300_characters_is_a_form_error(client, login_url):
+    response = client.post(login_url, {"username": "u" * 300, "password": "whatever"})
     assert response.status_code == 200
     assert "at most 150 characters" in response.content.decode()
 
