@@ -3,9 +3,11 @@ resolver, the forms found on pages, hostile values and bodies, and the checks on
 (no 5xx, no traceback, no database change when the request was refused)."""
 import copy
 import hashlib
+import traceback
 import html.parser
 import json
 import re
+import sys
 import urllib.parse
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,14 +29,25 @@ from exams.models import Attempt, AttemptMode, Erratum, Question, ReviewItem
 from exams.roles import instructors_group
 from tests.factories import UserFactory, exam_with_bank
 
-# make test runs a few examples per URL pattern and per form; make fuzz (the "fuzz" profile,
-# 40 times the examples) runs forty times as many.
-EXAMPLES = max(1, hypothesis_settings.default.max_examples // 25)
-FUZZ_SETTINGS = hypothesis_settings(
-    max_examples=EXAMPLES,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
-    database=None,
-)
+# make test runs a few examples per URL pattern (4) and per form (2), within about a minute
+# each on two cores; make fuzz (the "fuzz" profile, 40 times the examples) runs forty times
+# as many.
+
+
+def fuzz_settings(per_hundred: int) -> hypothesis_settings:
+    return hypothesis_settings(
+        max_examples=max(1, hypothesis_settings.default.max_examples * per_hundred // 100),
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+        database=None,
+    )
+
+
+def failure_text(what: str, error: BaseException) -> str:
+    """One failure of many, with the end of its traceback (where our code is); printed at
+    once too, so a long make fuzz run shows what it found as it goes."""
+    text = f"{what}:\n" + "".join(traceback.format_exception(error))[-2500:]
+    print(text, file=sys.stderr)
+    return text
 
 # What a refused request may still write: django-axes' records of failed logins, and sessions.
 MAY_CHANGE_WHEN_REFUSED = {"django_session", "axes_accessattempt", "axes_accessfailurelog", "axes_accesslog"}

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import (
-    BODY_KINDS, FUZZ_SETTINGS, NUMBERS, WORDS, build_path, build_world, check, hostile, rolled_back, send, slot_value,
+    BODY_KINDS, failure_text, fuzz_settings, NUMBERS, WORDS, build_path, build_world, check, hostile, rolled_back, send, slot_value,
     snapshot, url_patterns,
 )
 
@@ -30,7 +30,7 @@ def test_every_url_pattern_answers_hostile_input_without_a_server_error():
     for pattern in PATTERNS:
         slots = [part for part in pattern.parts if not isinstance(part, str)]
 
-        @FUZZ_SETTINGS
+        @fuzz_settings(per_hundred=4)
         @given(
             persona=st.sampled_from(sorted(world.clients)),
             values=st.fixed_dictionaries({slot.name: slot_value(slot, world) for slot in slots}),
@@ -51,5 +51,5 @@ def test_every_url_pattern_answers_hostile_input_without_a_server_error():
         try:
             run()
         except Exception as error:  # every pattern is tried; all failures are reported together
-            failures.append(f"{pattern.route}: {type(error).__name__}: {error}"[:2000])
+            failures.append(failure_text(pattern.route, error))
     assert not failures, "\n\n".join(failures)
