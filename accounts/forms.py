@@ -88,6 +88,9 @@ class ProfileForm(forms.ModelForm):
             self.initial["email"] = self.instance.user.email
 
     def clean_email(self) -> str:
+        if "email" not in self.data:
+            # A post of the other settings alone (an older page) leaves the address as it is.
+            return self.instance.user.email
         return _unique_email(self.cleaned_data.get("email") or "", user_pk=self.instance.user_id)
 
     def save(self, commit: bool = True) -> Profile:

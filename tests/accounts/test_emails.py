@@ -59,6 +59,12 @@ def test_the_profile_sets_the_address_and_refuses_one_in_use(learner_client, lea
     assert learner.email == "LEARNER@example.com" and learner.profile.time_zone == "Europe/Paris"
 
 
+def test_a_profile_post_without_the_address_keeps_it(learner_client, learner):
+    learner_client.post(reverse("accounts:profile"), {"time_zone": "Europe/Paris"})
+    learner.refresh_from_db()
+    assert learner.email == "learner@example.com" and learner.profile.time_zone == "Europe/Paris"
+
+
 def test_the_admin_user_pages_refuse_an_address_in_use(admin_client, learner, other_learner):
     add = admin_client.post(reverse("admin:auth_user_add"), {
         "username": "newcomer", "email": learner.email.title(), "usable_password": "true",
