@@ -52,7 +52,7 @@ test-fault: venv
 	$(TEST_ENV) $(PY) -m pytest -q -p no:xdist -m fault tests/fault
 
 # The fuzzer of tests/fuzz/ (every URL pattern, every form on the pages, every importer) at
-# forty times the examples make test gives it: hypothesis's "fuzz" profile (tests/conftest.py).
+# ten times the examples make test gives it: hypothesis's "fuzz" profile (tests/conftest.py).
 fuzz: venv
 	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(TEST_ENV) HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -q tests/fuzz

@@ -30,8 +30,7 @@ from exams.roles import instructors_group
 from tests.factories import UserFactory, exam_with_bank
 
 # make test runs a few examples per URL pattern (4) and per form (2), within about a minute
-# each on two cores; make fuzz (the "fuzz" profile, 40 times the examples) runs forty times
-# as many.
+# each on two cores; make fuzz (hypothesis's "fuzz" profile) runs ten times as many.
 
 
 def fuzz_settings(per_hundred: int) -> hypothesis_settings:
