@@ -10,7 +10,7 @@ RUN_ENV := DEBUG=1
 PYTEST_WORKERS ?= 2
 PORT ?= 8000
 
-.PHONY: run test test-fault test-sqlite venv conformance check-chromium clean screenshots bench bench-scale bench-calibration
+.PHONY: run test test-fault test-sqlite fuzz venv conformance check-chromium clean screenshots bench bench-scale bench-calibration
 
 venv: $(VENV)/.installed
 
@@ -50,6 +50,12 @@ test: venv check-chromium node_modules/.installed
 test-fault: venv
 	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(TEST_ENV) $(PY) -m pytest -q -p no:xdist -m fault tests/fault
+
+# The fuzzer of tests/fuzz/ (every URL pattern, every form on the pages, every importer) at
+# ten times the examples make test gives it: hypothesis's "fuzz" profile (tests/conftest.py).
+fuzz: venv
+	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
+	$(TEST_ENV) HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -q tests/fuzz
 
 # The embedded default (no DATABASE_URL) keeps working: the suite without browser and
 # PostgreSQL-only tests, on SQLite.

@@ -3,7 +3,9 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.models import User
 
+from accounts.forms import AdminLoginForm, LearnerChangeForm, LearnerCreationForm
 from accounts.models import Profile
+from config.integrity import RaceSafeAdminMixin
 
 
 class ProfileInline(admin.StackedInline):
@@ -12,11 +14,17 @@ class ProfileInline(admin.StackedInline):
     fields = ("accommodation_factor", "time_zone", "shortcuts_enabled")
 
 
+admin.site.login_form = AdminLoginForm
 admin.site.unregister(User)
 
 
 @admin.register(User)
-class LearnerAdmin(UserAdmin):
+class LearnerAdmin(RaceSafeAdminMixin, UserAdmin):
+    form = LearnerChangeForm
+    add_form = LearnerCreationForm
+    add_fieldsets = (
+        (None, {"classes": ("wide",), "fields": ("username", "email", "usable_password", "password1", "password2")}),
+    )
     inlines = [ProfileInline]
     list_display = ("username", "email", "is_staff", "accommodation")
     list_select_related = ("profile",)

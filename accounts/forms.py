@@ -2,11 +2,13 @@
 import zoneinfo
 
 from django import forms
-from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AdminUserCreationForm, AuthenticationForm, UserChangeForm, UserCreationForm
 from django.core.validators import MaxLengthValidator
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from accounts.emails import EMAIL_TAKEN, email_taken
 from accounts.models import Profile
 
 
@@ -38,10 +40,31 @@ class SignUpForm(UserCreationForm):
         fields = ("username", "email")
 
     def clean_email(self) -> str:
-        email = self.cleaned_data["email"].strip()
-        if User.objects.filter(email__iexact=email).exists():
-            raise forms.ValidationError("An account with this email address already exists. Log in or reset the password.")
-        return email
+        return _unique_email(self.cleaned_data["email"], user_pk=None)
+
+
+def _unique_email(email: str, *, user_pk: int | None) -> str:
+    email = email.strip()
+    if email_taken(email, user_pk=user_pk):
+        raise forms.ValidationError(EMAIL_TAKEN, code="email_taken")
+    return email
+
+
+class LearnerChangeForm(UserChangeForm):
+    """The admin's user form, with the one-account-per-email rule."""
+
+    def clean_email(self) -> str:
+        return _unique_email(self.cleaned_data.get("email") or "", user_pk=self.instance.pk)
+
+
+class LearnerCreationForm(AdminUserCreationForm):
+    email = forms.EmailField(required=False, help_text="Optional; for password resets. One account per address.")
+
+    class Meta(AdminUserCreationForm.Meta):
+        fields = ("username", "email")
+
+    def clean_email(self) -> str:
+        return _unique_email(self.cleaned_data.get("email") or "", user_pk=None)
 
 
 def time_zone_names() -> list[str]:
@@ -49,13 +72,16 @@ def time_zone_names() -> list[str]:
 
 
 class ProfileForm(forms.ModelForm):
+    """The learner's settings, and the account's email address (kept on the user)."""
+
+    email = forms.EmailField(required=False, help_text="For password resets. One account per address.")
     time_zone = TimeZoneField(
         help_text="Start typing a city (Europe/Paris, America/New_York). Times and review due dates follow it.",
     )
 
     class Meta:
         model = Profile
-        fields = ("time_zone", "shortcuts_enabled", "desired_retention", "exam_date")
+        fields = ("email", "time_zone", "shortcuts_enabled", "desired_retention", "exam_date")
         widgets = {
             "desired_retention": forms.NumberInput(attrs={"step": "0.01", "min": "0.80", "max": "0.97"}),
             "exam_date": forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
@@ -63,6 +89,8 @@ class ProfileForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            self.initial["email"] = self.instance.user.email
         # Left empty (an older form, a script), it keeps what was saved.
         self.fields["desired_retention"].required = False
 
@@ -80,14 +108,41 @@ class ProfileForm(forms.ModelForm):
                 raise forms.ValidationError(f"{exam_date:%d %B %Y} has passed: give a date from today on, or leave it empty.")
         return exam_date
 
+    def clean_email(self) -> str:
+        if "email" not in self.data:
+            # A post of the other settings alone (an older page) leaves the address as it is.
+            return self.instance.user.email
+        return _unique_email(self.cleaned_data.get("email") or "", user_pk=self.instance.user_id)
+
+    def save(self, commit: bool = True) -> Profile:
+        profile = super().save(commit=commit)
+        user = profile.user
+        if commit and user.email != self.cleaned_data["email"]:
+            user.email = self.cleaned_data["email"]
+            user.save(update_fields=["email"])
+        return profile
+
+
+def _bound_lengths(form: AuthenticationForm) -> None:
+    # The stock form only sets the widget's maxlength, so a 300-character name reached
+    # django-axes' 255-character column; validated here, it never reaches authenticate().
+    field = form.fields["username"]
+    field.validators.append(MaxLengthValidator(field.max_length))
+    form.fields["password"].max_length = 4096
+    form.fields["password"].validators.append(MaxLengthValidator(4096))
+
 
 class LoginForm(AuthenticationForm):
-    """Django's login form, whose username length is also validated: the stock form only sets
-    the widget's maxlength, so a 300-character name reached django-axes' 255-character column."""
+    """Django's login form, whose username and password lengths are also validated."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        field = self.fields["username"]
-        field.validators.append(MaxLengthValidator(field.max_length))
-        self.fields["password"].max_length = 4096
-        self.fields["password"].validators.append(MaxLengthValidator(4096))
+        _bound_lengths(self)
+
+
+class AdminLoginForm(AdminAuthenticationForm):
+    """The admin's login form, with the same length limits (found by the fuzzer)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _bound_lengths(self)

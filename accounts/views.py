@@ -22,8 +22,11 @@ def signup(request: HttpRequest) -> HttpResponse:
             with transaction.atomic():
                 user = form.save()
         except IntegrityError:
-            # Another sign-up took the name between the form's check and the insert.
-            form.add_error("username", "A user with that username already exists.")
+            # Another sign-up took the name or the address between the form's check and the
+            # insert: checked again, the form now names which (the winner has committed).
+            form = SignUpForm(request.POST)
+            if form.is_valid():
+                form.add_error(None, "Your account could not be created just now. Nothing was saved; please try again.")
             return render(request, "form_page.html", {"form": form, "heading": "Create your account", "submit_label": "Sign up"})
         profile = Profile.objects.for_user(user)
         profile.time_zone = form.cleaned_data["time_zone"]
@@ -45,7 +48,15 @@ def profile(request: HttpRequest) -> HttpResponse:
     profile = Profile.objects.for_user(request.user)
     form = ProfileForm(request.POST or None, instance=profile)
     if request.method == "POST" and form.is_valid():
-        form.save()
+        try:
+            with transaction.atomic():
+                form.save()
+        except IntegrityError:
+            # Another account took the address between the check and the write.
+            form = ProfileForm(request.POST, instance=Profile.objects.for_user(request.user))
+            if form.is_valid():
+                form.add_error(None, "Your profile could not be saved just now. Nothing was changed; please try again.")
+            return render(request, "accounts/profile.html", {"form": form, "profile": profile, "time_zones": time_zone_names()})
         remember_time_zone(request, profile.time_zone)
         messages.success(request, "Profile saved.")
         return redirect("accounts:profile")

@@ -5,6 +5,8 @@ from django.http import HttpResponseBadRequest
 from django.shortcuts import render
 
 REFUSED = "This request holds a character that cannot be stored (a NUL byte). Nothing was changed."
+ADMIN_TO_FIELD = "_to_field"  # django.contrib.admin.options.TO_FIELD_VAR
+EMPTY_TO_FIELD = "An empty _to_field names no field. Nothing was changed."
 
 
 def _has_nul(values) -> bool:
@@ -18,6 +20,10 @@ class HostileTextMiddleware:
     def __call__(self, request):
         if "\x00" in request.path or _has_nul(v for values in request.GET.lists() for v in [values[0], *values[1]]):
             return HttpResponseBadRequest(REFUSED, content_type="text/plain; charset=utf-8")
+        if request.GET.get(ADMIN_TO_FIELD, None) == "":
+            # The admin refuses a _to_field it does not allow (400) but looks an empty one up
+            # as a field and fails (found by the fuzzer): refused here the same way.
+            return HttpResponseBadRequest(EMPTY_TO_FIELD, content_type="text/plain; charset=utf-8")
         if request.method == "POST" and request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
             charset = (request.content_params or {}).get("charset", "utf-8").strip().lower()
             if charset not in ("utf-8", "utf8"):
@@ -32,6 +38,8 @@ class HostileTextMiddleware:
                 fields = []
             if _has_nul(fields):
                 return HttpResponseBadRequest(REFUSED, content_type="text/plain; charset=utf-8")
+            if fields and request.POST.get(ADMIN_TO_FIELD, None) == "":
+                return HttpResponseBadRequest(EMPTY_TO_FIELD, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
 
 

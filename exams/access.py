@@ -1,13 +1,16 @@
-"""The one ownership check for learner objects (404 for anyone else), and the login check for them."""
+"""What a learner may reach and see: the one ownership check for learner objects (404 for
+anyone else), the login check for them, and the key rule's one source (running mocks)."""
 from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
+from django.db.models import Q, QuerySet
+from django.db.models.functions import Now
 from django.http import HttpResponse
 from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
 
 from accounts.models import Profile
-from exams.models import Attempt, Bookmark
+from exams.models import Attempt, AttemptMode, AttemptStatus, Bookmark, Response
 
 
 def owned_attempt(user, attempt_id: int, *, for_update: bool = False, with_clock: bool = False,
@@ -53,3 +56,28 @@ def learner_required(view):
         return redirect_to_login(request.get_full_path())
 
     return guarded
+
+
+def running_mock_question_ids(user) -> QuerySet:
+    """The key rule: the questions of the learner's timed mocks that are still running.
+
+    While a mock runs, no page or download of this learner shows these questions' key,
+    explanation, feedback, topic or right/wrong, and no draw (practice, drill, review, a
+    practice of chosen questions) takes them. Every feature that shows or draws questions
+    asks here. A mock past its deadline and grace counts as ended: its answers can no longer
+    change. A flat `values_list` of question ids: filter with `pk__in=` / `question_id__in=`
+    (one subquery, no extra query) or take `set(...)` of it (one query).
+    """
+    return (
+        Response.objects.filter(
+            attempt__user_id=user.pk, attempt__mode=AttemptMode.MOCK, attempt__status=AttemptStatus.IN_PROGRESS,
+        )
+        .filter(Q(attempt__deadline__isnull=True) | Q(attempt__deadline__gte=Now() - Attempt.GRACE))
+        .order_by()
+        .values_list("question_id", flat=True)
+    )
+
+
+def in_running_mock(user, question_id: int) -> bool:
+    """Whether the key rule hides this one question from this learner now."""
+    return running_mock_question_ids(user).filter(question_id=question_id).exists()

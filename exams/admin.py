@@ -2,8 +2,10 @@
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
+from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Case, Count, Exists, OuterRef, Q, Value, When
+from django.db.models import Case, Count, Exists, OuterRef, Q, Subquery, Value, When
+from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404, redirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
@@ -11,6 +13,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from config.integrity import RaceSafeAdminMixin
 from exams import regrade
 from exams.admin_imports import QuestionImportExportMixin
 from exams.formats import MAX_CHOICES, MIN_CHOICES, exhibit_images
@@ -141,10 +144,22 @@ class ChoiceInline(admin.StackedInline):
         return field
 
 
+class ErratumInlineFormSet(forms.BaseInlineFormSet):
+    def clean(self):
+        super().clean()
+        if any(self.errors):
+            return
+        # Every erratum listed here is open (decided ones are not shown), so two live forms
+        # would be two open errata; each form alone passes Erratum.clean.
+        if len([form for form in _live_forms(self) if form.instance.status == ErratumStatus.REPORTED]) > 1:
+            raise ValidationError(Erratum.ONE_OPEN, code="one_open")
+
+
 class ErratumInline(admin.StackedInline):
     """Errata are opened here; confirming or rejecting one happens on its triage page, which regrades."""
 
     model = Erratum
+    formset = ErratumInlineFormSet
     extra = 0
     fields = ("status", "published_key", "note", "source", "policy", "reported_at", "decided_at", "triage")
     readonly_fields = ("status", "policy", "decided_at", "triage")
@@ -257,7 +272,7 @@ class QuestionAdminForm(forms.ModelForm):
 
 
 @admin.register(Question)
-class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
+class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAdmin):
     form = QuestionAdminForm
     list_display = (
         "title", "exam", "domain", "topic_name", "kind", "is_active", "open_errata", "times_used",
@@ -400,8 +415,25 @@ class ErratumStatusFilter(admin.SimpleListFilter):
         return queryset.filter(status=self.value()) if self.value() else queryset
 
 
+class QuestionAutocomplete(AutocompleteSelect):
+    """Django's autocomplete select, which re-renders a refused form without looking up a
+    posted value that is not an id (Django's own queries it as one: "1e309" raised)."""
+
+    def optgroups(self, name, value, attr=None):
+        pk = self.field.remote_field.model._meta.pk
+
+        def is_id(candidate) -> bool:
+            try:
+                pk.to_python(candidate)
+            except ValidationError:
+                return False
+            return True
+
+        return super().optgroups(name, [candidate for candidate in value if is_id(candidate)], attr)
+
+
 @admin.register(Erratum)
-class ErratumAdmin(admin.ModelAdmin):
+class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
     """The triage queue: open errata first, the most disputed and newest on top."""
 
     list_display = ("question", "status", "source", "dispute_count", "reported_at", "policy", "decide_link")
@@ -419,14 +451,18 @@ class ErratumAdmin(admin.ModelAdmin):
         return self.readonly_fields
 
     def get_queryset(self, request):
-        # Built here rather than by super(), which would order by these names before they exist.
-        return Erratum.objects.annotate(
-            disputes_total=Count("disputes", distinct=True),
-            is_open=Case(When(status=ErratumStatus.REPORTED, then=Value(0)), default=Value(1)),
-        ).order_by(*self.get_ordering(request))
+        return super().get_queryset(request).annotate(disputes_total=Count("disputes", distinct=True))
 
     def get_ordering(self, request):
-        return ["is_open", "-disputes_total", "-reported_at"]
+        # Expressions, not annotation names: other admins order their erratum choices with
+        # this too (the Dispute pages' select), on a queryset without the annotations.
+        return [
+            Case(When(status=ErratumStatus.REPORTED, then=Value(0)), default=Value(1)).asc(),
+            Coalesce(Subquery(
+                Dispute.objects.filter(erratum=OuterRef("pk")).order_by().values("erratum").annotate(n=Count("pk")).values("n")
+            ), 0).desc(),
+            "-reported_at",
+        ]
 
     @admin.display(description="Reports", ordering="disputes_total")
     def dispute_count(self, erratum: Erratum) -> int:
@@ -436,6 +472,11 @@ class ErratumAdmin(admin.ModelAdmin):
     def decide_link(self, erratum: Erratum) -> str:
         label = "Triage" if erratum.status == ErratumStatus.REPORTED else "Decision"
         return format_html('<a href="{}">{}</a>', reverse("admin:exams_erratum_decide", args=[erratum.pk]), label)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "question":
+            kwargs["widget"] = QuestionAutocomplete(db_field, self.admin_site, using=kwargs.get("using"))
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         if db_field.name == "published_key":

@@ -5,6 +5,7 @@ from datetime import UTC, timedelta
 
 import fsrs
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator, MaxValueValidator, MinValueValidator
 from django.db import connection, models, transaction
 from django.db.models import F, Q
@@ -376,8 +377,21 @@ class Erratum(models.Model):
         ]
         indexes = [models.Index(fields=["question", "status"], name="erratum_question_status")]
 
+    ONE_OPEN = (
+        "This question already has an open erratum, and a question has one open erratum at a time: "
+        "add to that one, or decide it first."
+    )
+
     def __str__(self) -> str:
         return f"Erratum on {self.question} ({self.get_status_display()})"
+
+    def clean(self) -> None:
+        # The constraint's own validation is skipped by forms that leave status out (the
+        # admin shows it read-only), so the rule is checked here for every form.
+        if self.status == ErratumStatus.REPORTED and self.question_id is not None:
+            others = Erratum.objects.filter(question_id=self.question_id, status=ErratumStatus.REPORTED).exclude(pk=self.pk)
+            if others.exists():
+                raise ValidationError(self.ONE_OPEN, code="one_open")
 
     @property
     def note_html(self) -> str:

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from accounts.models import Profile
 from exams import grading, practice, sampling, scheduling
+from exams.access import running_mock_question_ids
 from exams.models import (
     Attempt,
     AttemptMode,
@@ -84,7 +85,10 @@ def attempt_start(
     if question_ids is not None:
         if mode != AttemptMode.PRACTICE:
             raise ValueError("chosen questions make a practice session")
-        wanted = set(Question.objects.active().filter(exam=exam, pk__in=question_ids).values_list("pk", flat=True))
+        wanted = set(
+            Question.objects.active().filter(exam=exam, pk__in=question_ids)
+            .exclude(pk__in=running_mock_question_ids(user)).values_list("pk", flat=True)
+        )
         question_ids = [pk for pk in question_ids if pk in wanted]
         if not question_ids:
             raise StartRefused("None of these questions is in the bank any more: there is nothing to practise.")
@@ -152,7 +156,8 @@ def _session_questions(*, user, exam: Exam, domain: Domain | None, count: int, r
     """Up to `count` questions, those the learner has never answered first."""
     if count < 1:
         raise StartRefused("Ask for at least one question.")
-    questions = Question.objects.active().filter(exam=exam)
+    # The key rule: a running mock's questions are not drawn into a session that shows keys.
+    questions = Question.objects.active().filter(exam=exam).exclude(pk__in=running_mock_question_ids(user))
     if domain is not None:
         questions = questions.filter(domain=domain)
     rows = list(questions.values_list("pk", "exclusion_group"))
@@ -205,9 +210,7 @@ def practice_candidates(*, user, exam: Exam, plan: PracticePlan) -> tuple[list[p
     questions = (
         Question.objects.active()
         .filter(exam=exam, domain__in=[domain.pk for domain in plan.domains])
-        .exclude(pk__in=Response.objects.filter(
-            attempt__user=user, attempt__mode=AttemptMode.MOCK, attempt__status=AttemptStatus.IN_PROGRESS
-        ).values("question_id"))
+        .exclude(pk__in=running_mock_question_ids(user))
         .annotate(seen=Exists(seen))
     )
     if plan.topics:
@@ -338,6 +341,7 @@ def _due_questions(*, user, exam: Exam) -> list[int]:
     """The due cards' questions, most overdue first (at most REVIEW_SESSION_MAX)."""
     due_cards = (
         ReviewCard.objects.due(user=user, exam=exam)
+        .exclude(question_id__in=running_mock_question_ids(user))
         .order_by("due", "pk")
         .values_list("question_id", "question__exclusion_group")
     )

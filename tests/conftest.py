@@ -1,4 +1,6 @@
 """Personas and shared fixtures: a learner, another learner, an instructor; the NCA-GENM bank."""
+import os
+
 import pytest
 from hypothesis import settings as hypothesis_settings
 from django.contrib.auth.models import User
@@ -9,8 +11,11 @@ from tests.factories import UserFactory
 
 
 # Timing is not asserted anywhere; a loaded CI machine must not fail a property on speed.
+# "certprep" is the suite's profile (make test); "fuzz" (make fuzz: HYPOTHESIS_PROFILE=fuzz)
+# runs the fuzzer in tests/fuzz/ at ten times its example count.
 hypothesis_settings.register_profile("certprep", deadline=None)
-hypothesis_settings.load_profile("certprep")
+hypothesis_settings.register_profile("fuzz", parent=hypothesis_settings.get_profile("certprep"), max_examples=1000)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "certprep"))
 
 
 @pytest.fixture(autouse=True)

@@ -131,8 +131,9 @@ def test_a_form_in_a_foreign_charset_gets_our_own_error_page(client, charset):
 
 
 @pytest.mark.django_db
-def test_a_login_username_of_300_characters_is_a_form_error(client):
-    response = client.post("/accounts/login/", {"username": "u" * 300, "password": "whatever"})
+@pytest.mark.parametrize("login_url", ["/accounts/login/", "/admin/login/"])
+def test_a_login_username_of_300_characters_is_a_form_error(client, login_url):
+    response = client.post(login_url, {"username": "u" * 300, "password": "whatever"})
     assert response.status_code == 200
     assert "at most 150 characters" in response.content.decode()
 
@@ -141,3 +142,15 @@ def test_a_login_username_of_300_characters_is_a_form_error(client):
 def test_our_404_page_is_a_page(client):
     response = client.get("/no/such/page/")
     assert response.status_code == 404 and "Not found" in response.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("view", ["change", "delete", "history"])
+def test_an_empty_admin_to_field_is_400_not_a_crash(admin_client, view):
+    from exams.models import Exam
+
+    exam = Exam.objects.create(code="X", title="X", description="", question_count=1, time_limit_minutes=1, passing_score=70)
+    url = reverse(f"admin:exams_exam_{view}", args=[exam.pk])
+    assert admin_client.get(url, {"_to_field": ""}).status_code == 400
+    assert admin_client.post(url, {"_to_field": "", "post": "yes"}).status_code == 400
+    assert Exam.objects.filter(pk=exam.pk).exists()

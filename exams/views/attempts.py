@@ -5,7 +5,7 @@ from decimal import Decimal
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Prefetch
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -16,7 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect, push_url, reswap, retar
 
 from accounts.models import Profile
 from exams import grading, progress, saving, services
-from exams.access import learner_required, owned_attempt
+from exams.access import in_running_mock, learner_required, owned_attempt, running_mock_question_ids
 from exams.formats import choice_label
 from exams.forms import AnswerForm, SessionForm
 from exams.markdown import render_inline_markdown
@@ -153,8 +153,10 @@ def _question_context(request, attempt: Attempt, response: Response, navigator: 
     item = next(slot for slot in navigator if slot["position"] == response.position)
     feedback = None
     if response.checked_at is not None:
-        # Practice: once checked, this one answer is graded and explained.
-        feedback = _result_item(response, _confirmed_erratum(response.question_id))
+        # Practice: once checked, this one answer is graded and explained (unless a timed
+        # mock started since holds the same question).
+        held = in_running_mock(request.user, response.question_id)
+        feedback = _result_item(response, None if held else _confirmed_erratum(response.question_id), held=held)
     return {
         "attempt": attempt,
         "exam": attempt.exam,
@@ -348,7 +350,7 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
                 picks = [pk for pk in current_picks if pk not in struck]
             if check and not picks:
                 return _refused(request, attempt, response, "Pick an answer before checking it.")
-            if check and _in_running_mock(request.user, response.question_id):
+            if check and in_running_mock(request.user, response.question_id):
                 # Checking shows the key: not while the same question waits in a timed mock.
                 return _refused(
                     request, attempt, response,
@@ -411,12 +413,6 @@ def _saved_in_place(request: HttpRequest, item: dict, seconds_left: float | None
     if finished:
         page["X-Attempt-Finished"] = "1"
     return _saved(trigger_client_event(page, "clock-sync", {"remaining": seconds_left}))
-
-
-def _in_running_mock(user, question_id: int) -> bool:
-    return Response.objects.filter(
-        attempt__user=user, attempt__mode=AttemptMode.MOCK, attempt__status=AttemptStatus.IN_PROGRESS, question_id=question_id
-    ).exists()
 
 
 def _refused(request, attempt: Attempt, response: Response, message: str) -> HttpResponse:
@@ -535,8 +531,11 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
         .prefetch_related("picks", "strikes", Prefetch("question__choices"))
         .order_by("position")
     )
+    # The key rule: questions also in a running mock show neither key nor verdict. They are
+    # listed under "wrong" whatever their grade, so the filter gives nothing away either.
+    held = running_mock_question_ids(request.user)
     if shown == "wrong":
-        responses = responses.exclude(is_correct=True)
+        responses = responses.filter(~Q(is_correct=True) | Q(question_id__in=held))
     elif shown == "flagged":
         responses = responses.filter(flagged=True)
     if chosen_domain is not None:
@@ -549,7 +548,8 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
             question__responses__attempt=attempt, status=ErratumStatus.CONFIRMED
         ).prefetch_related("published_key").order_by("decided_at", "pk")
     }
-    items = [_result_item(response, errata.get(response.question_id)) for response in responses]
+    responses = list(responses.annotate(held=Exists(held.filter(question_id=OuterRef("question_id")))))
+    items = [_result_item(response, errata.get(response.question_id), held=response.held) for response in responses]
     return render(
         request,
         "exams/results.html",
@@ -566,6 +566,7 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
             "chosen_domain": chosen_domain,
             "wrong_count": len(wrong),
             "practice_in_progress": practice,
+            "held_count": sum(response.held for response in responses),
             "score_changes": attempt.regrade_changes.select_related("event__erratum__question").order_by("event__created_at"),
         },
     )
@@ -601,8 +602,21 @@ def _domain_percent(right: int, total: int) -> Decimal | None:
     return grading.shown_percent(grading.score_percent(right=right, total=total)) if total else None
 
 
-def _result_item(response: Response, erratum: Erratum | None) -> dict:
-    """One answered question as results and checked practice show it: key, feedback, notice."""
+def _result_item(response: Response, erratum: Erratum | None, *, held: bool = False) -> dict:
+    """One answered question as results and checked practice show it: key, feedback, notice.
+
+    `held`: the question is also in the learner's running mock, so only the learner's own
+    answer is shown (the key rule, `exams.access.running_mock_question_ids`).
+    """
+    if held:
+        picked = {pick.choice_id for pick in response.picks.all()}
+        options = [
+            {"letter": choice_label(index), "text": render_inline_markdown(response.version.choice_text(choice_id)),
+             "picked": choice_id in picked, "struck": False, "is_key": False, "feedback": ""}
+            for index, choice_id in enumerate(response.choice_order)
+        ]
+        return {"response": response, "options": options, "held": True,
+                "answer_letters": [option["letter"] for option in options if option["picked"]], "key_letters": [], "notice": None}
     choices = {choice.pk: choice for choice in response.question.choices.all()}
     picked = {pick.choice_id for pick in response.picks.all()}
     struck = {strike.choice_id for strike in response.strikes.all()}

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from accounts.models import Profile
 from exams import progress, services
+from exams.access import running_mock_question_ids
 from exams.views import practice
 from exams.formats import choice_label
 from exams.models import Attempt, AttemptMode, AttemptStatus, Bookmark, Exam, RegradeChange, Response
@@ -97,7 +98,12 @@ def _export_notes(bookmarks: list[dict]) -> dict[int, str]:
 
 
 def _export_rows(user):
-    """Every response of the learner's finished attempts, attempt by attempt (two queries)."""
+    """Every response of the learner's finished attempts, attempt by attempt (three queries).
+
+    The key rule: a question also in the learner's running mock is exported without whether
+    it was answered right (`correct` is empty), as its results page shows no verdict.
+    """
+    held = set(running_mock_question_ids(user))
     responses = (
         Response.objects.filter(attempt__user=user, attempt__status__in=Attempt.FINISHED_STATUSES)
         .select_related("attempt__exam", "question", "domain")
@@ -106,6 +112,8 @@ def _export_rows(user):
     )
     for response in responses.iterator(chunk_size=2000):
         letters = {choice_id: choice_label(index) for index, choice_id in enumerate(response.choice_order)}
+        if response.question_id in held:
+            response.is_correct = None
         yield response, "".join(sorted(letters.get(pick.choice_id, "?") for pick in response.picks.all()))
 
 

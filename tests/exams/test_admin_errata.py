@@ -134,3 +134,17 @@ def test_statistics_columns_filter_and_panel(instructor_client):
     flagged = instructor_client.get(reverse("admin:exams_question_changelist"), {"miskeyed": "yes"}).content.decode()
     assert "0 questions" in flagged or "0 results" in flagged or question.title not in flagged
     assert Attempt.objects.filter(status=AttemptStatus.SUBMITTED).count() == 30
+
+
+def test_the_dispute_pages_open_with_errata_ordered_as_the_queue(admin_client, disputed):
+    """The Dispute pages order their erratum choices by the queue's ordering (open first,
+    most reported first), which once named annotations only the queue's own list had."""
+    question, _ = disputed
+    quiet = QuestionFactory()
+    Erratum.objects.create(question=quiet, status=ErratumStatus.REJECTED, decided_at=timezone.now())
+    page = admin_client.get(reverse("admin:exams_dispute_add"))
+    assert page.status_code == 200
+    choices = [str(erratum) for erratum in page.context["adminform"].form.fields["erratum"].queryset]
+    assert choices[0].startswith(f"Erratum on {question}") and choices[-1].startswith(f"Erratum on {quiet}")
+    dispute = Erratum.objects.get(question=question).disputes.first()
+    assert admin_client.get(reverse("admin:exams_dispute_change", args=[dispute.pk])).status_code == 200
