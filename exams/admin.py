@@ -477,7 +477,7 @@ class ErratumAdmin(admin.ModelAdmin):
                         erratum=erratum, policy=form.cleaned_data["policy"],
                         corrected_choice_ids=[c.pk for c in form.cleaned_data["corrected_key"]],
                         user=request.user, note=form.cleaned_data["note"] or None,
-                    )
+                    ).event
                     self.message_user(
                         request,
                         f"Confirmed: regraded {event.attempts_touched} finished attempt(s); "

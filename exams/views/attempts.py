@@ -444,7 +444,7 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
             if not attempt.is_past_grace():
                 messages.info(request, "Results appear once the attempt is submitted.")
                 return redirect("exams:question", attempt_id=attempt.pk, position=attempt.last_position)
-            attempt.finish(expired=True)
+            services.attempt_finish(attempt=attempt, expired=True)
     shown = request.GET.get("show", "all")
     if shown not in FILTERS:
         shown = "all"
