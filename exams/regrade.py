@@ -110,6 +110,9 @@ def erratum_confirm(
         erratum = Erratum.objects.select_for_update().get(pk=erratum.pk)
         if erratum.status != ErratumStatus.REPORTED:
             raise ValueError(f"this erratum was already {erratum.get_status_display().lower()}; only a reported one can be confirmed")
+        if not erratum.published_key.exists():
+            # Opened without one: the key learners were graded on until now is the one corrected.
+            erratum.published_key.set(Choice.objects.filter(question=question, is_correct=True))
         key = _validated_key(question=question, choice_ids=corrected_choice_ids, policy=policy)
         Choice.objects.filter(question=question).update(
             is_correct=Case(When(pk__in=key, then=Value(True)), default=Value(False))

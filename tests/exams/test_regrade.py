@@ -1,5 +1,6 @@
 """Errata confirmation and the set-based regrade: policies, records, review, idempotence, locking."""
 import threading
+from collections import Counter
 from io import StringIO
 from datetime import UTC, date, timedelta
 from decimal import Decimal
@@ -31,6 +32,7 @@ from exams.models import (
     ReviewItem,
 )
 from exams.regrade import (
+    PreviewOutdated,
     passed_sql,
     score_sql,
     erratum_confirm,
@@ -424,6 +426,109 @@ class TestSuccessiveErrata:
         assert "1 score(s) changed" in out.getvalue() and "Re-folded 1 question " in out.getvalue()
         call_command("refold_errata", stdout=out)
         assert RegradeEvent.objects.latest("pk").scores_changed == 0
+
+
+# --- the dry run --------------------------------------------------------------------
+
+
+def everything_stored() -> tuple:
+    """What a confirmation may write, to compare before and after a dry run."""
+    return (
+        list(Attempt.objects.order_by("pk").values_list("pk", "right_count", "total_count", "score", "passed")),
+        list(Response.objects.order_by("pk").values_list("pk", "is_correct")),
+        list(Choice.objects.order_by("pk").values_list("pk", "is_correct", "feedback")),
+        list(Question.objects.order_by("pk").values_list("pk", "is_active", "explanation")),
+        list(Erratum.objects.order_by("pk").values_list("pk", "status", "policy", "decided_at", "corrected_version")),
+        list(QuestionVersion.objects.order_by("pk").values_list("pk", "content")),
+        list(ReviewItem.objects.order_by("pk").values_list("pk", "box", "due_on")),
+        RegradeEvent.objects.count(), RegradeChange.objects.count(),
+    )
+
+
+def generated_attempts(*, seed: int, count: int = 24):
+    """An exam of three questions and `count` finished attempts picking at random, half before the confirmation."""
+    import random
+
+    rng = random.Random(seed)
+    exam, bank = make_bank(questions=3, passing_score=60)
+    attempts = []
+    for index in range(count):
+        answers = {question: rng.choice(["A", "B", "C", "D", ""]) for question in bank}
+        attempts.append(finished_attempt(user=UserFactory(username=f"gen{seed}-{index}"), exam=exam, answers=answers))
+    backdate(*attempts[: count // 2])
+    return exam, bank, attempts
+
+
+@pytest.mark.parametrize("policy", ErratumPolicy.values)
+def test_the_dry_run_shows_what_the_committed_regrade_then_does(policy):
+    exam, (q, *_), attempts = generated_attempts(seed=len(policy))
+    erratum = report(q)
+    Attempt.objects.filter(pk__in=[a.pk for a in attempts[::5]]).update(score=None)  # a few never graded
+    before = everything_stored()
+    arguments = {"erratum": erratum, "policy": policy, "corrected_choice_ids": choice_ids(q, "B"),
+                 "explanation": "Corrected.", "feedback": {min(choice_ids(q, "A")): "Not this one."}}
+
+    dry = erratum_confirm(**arguments, dry_run=True)
+
+    assert dry.event is None
+    assert everything_stored() == before
+    assert dry.summary.attempts_touched == len(attempts) and dry.summary.scores_changed > 0
+    committed = erratum_confirm(**arguments, expected=dry.summary.digest())
+    assert committed.summary == dry.summary
+    event = committed.event
+    assert (event.attempts_touched, event.scores_changed, event.pass_flips) == (
+        dry.summary.attempts_touched, dry.summary.scores_changed, dry.summary.pass_flips,
+    )
+    # The distribution and the learners, recounted from the records the regrade kept.
+    changes = list(event.changes.select_related("attempt"))
+    moved = [c for c in changes if c.old_score != c.new_score]
+    assert dict(dry.summary.distribution) == dict(Counter(c.new_score - c.old_score for c in moved))
+    assert dry.summary.learners_affected == len({c.attempt.user_id for c in moved})
+    assert (dry.summary.to_pass, dry.summary.to_fail) == (
+        sum(not c.old_passed and c.new_passed for c in changes), sum(c.old_passed and not c.new_passed for c in changes),
+    )
+    assert dry.summary.raised + dry.summary.lowered == dry.summary.scores_changed
+
+
+def test_a_confirm_whose_numbers_moved_since_the_preview_keeps_nothing_and_says_the_new_ones(learners):
+    exam, (q, q2) = make_bank(questions=2)
+    finished_attempt(user=learners[0], exam=exam, answers={q: "B", q2: "A"})
+    erratum = report(q)
+    arguments = {"erratum": erratum, "policy": "credit_corrected", "corrected_choice_ids": choice_ids(q, "B")}
+    dry = erratum_confirm(**arguments, dry_run=True)
+    finished_attempt(user=learners[1], exam=exam, answers={q: "B", q2: "A"})
+    before = everything_stored()
+    with pytest.raises(PreviewOutdated) as outdated:
+        erratum_confirm(**arguments, expected=dry.summary.digest())
+    assert everything_stored() == before
+    assert (dry.summary.scores_changed, outdated.value.summary.scores_changed) == (1, 2)
+    assert erratum_confirm(**arguments, expected=outdated.value.summary.digest()).event.scores_changed == 2
+
+
+def test_corrected_text_is_a_new_version_and_too_long_text_changes_nothing(learners):
+    exam, (q, q2) = make_bank(questions=2)
+    attempt = finished_attempt(user=learners[0], exam=exam, answers={q: "A", q2: "A"})
+    shown = Response.objects.get(attempt=attempt, question=q).version
+    erratum = report(q)
+    a = min(choice_ids(q, "A"))
+    with pytest.raises(ValueError, match="at most 2,000"):
+        erratum_confirm(erratum=erratum, policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"), feedback={a: "x" * 2001})
+    with pytest.raises(ValueError, match="not choices of question"):
+        erratum_confirm(erratum=erratum, policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"), feedback={min(choice_ids(q2, "A")): "x"})
+    assert Erratum.objects.get(pk=erratum.pk).status == ErratumStatus.REPORTED
+    erratum_confirm(
+        erratum=erratum, policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"),
+        explanation="B is right because …", feedback={a: "Not A: that was the published key's mistake."},
+    )
+    erratum.refresh_from_db()
+    corrected = erratum.corrected_version
+    assert corrected.number == shown.number + 1
+    assert corrected.content["explanation"] == "B is right because …"
+    assert corrected.choice_feedback(a) == "Not A: that was the published key's mistake."
+    assert shown.content["explanation"] == "Because the key is right."  # the attempt's own text is kept
+    # The corrected version stays frozen: a later edit makes another version.
+    Question.objects.filter(pk=q.pk).update(explanation="Edited again.")
+    assert QuestionVersion.objects.current_for([Question.objects.get(pk=q.pk)])[q.pk].pk != corrected.pk
 
 
 # --- validation and rejection -------------------------------------------------------
