@@ -98,6 +98,14 @@ class ExamAdmin(admin.ModelAdmin):
 class ChoiceInlineFormSet(forms.BaseInlineFormSet):
     """Checks the key against the question's kind, and freezes it once learners were graded on it."""
 
+    def add_fields(self, form, index):
+        super().add_fields(form, index)
+        # A tabular row names its inputs only by the column headers: each gets its own name.
+        which = f"choice {form.instance.label}" if form.instance.pk else "the new choice"
+        for name, field in form.fields.items():
+            label = "Delete" if name == "DELETE" else str(field.label or name.replace("_", " "))
+            field.widget.attrs["aria-label"] = f"{label[:1].upper()}{label[1:]} of {which}"
+
     def clean(self):
         super().clean()
         if any(self.errors):
