@@ -283,3 +283,24 @@ def test_item_statistics_below_30_mocks_show_only_n(instructor_client):
     page = instructor_client.get(reverse("admin:exams_question_changelist"), {"exam__id__exact": exam.pk}).content.decode()
     assert 'class="field-statistics_n">29 (&lt; 30)<' in page
     assert 'class="field-facility">—<' in page and 'class="field-facility">1.00<' not in page
+
+
+def test_triage_takes_the_same_queries_for_2_and_8_reports(instructor_client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = []
+    for reporters in (2, 8):
+        exam = exam_with_bank(weights=(100,), per_domain=10)
+        question = exam.questions.order_by("pk").first()
+        for index in range(reporters):
+            user = UserFactory(username=f"r{reporters}-{index}")
+            attempt = answered_and_finished(user, exam, pick_label="A")
+            dispute_report(user=user, response=attempt.responses.get(question=question),
+                           choice_id=question.choices.get(label="B").pk, reason="B")
+        url = reverse("admin:exams_erratum_decide", args=[Erratum.objects.get(question=question).pk])
+        instructor_client.get(url)  # caches (content types, permissions) warm
+        with CaptureQueriesContext(connection) as queries:
+            assert instructor_client.get(url).status_code == 200
+        counts.append(len(queries))
+    assert counts[0] == counts[1], counts
