@@ -358,8 +358,9 @@ class QuestionAdmin(QuestionImportExportMixin, admin.ModelAdmin):
     @admin.display(description="n")
     def statistics_n(self, question: Question) -> str:
         stats = getattr(question, "item_statistics", None)
-        n = stats.n if stats is not None else 0
-        return str(n) if n >= STATISTICS_MIN_N else f"{n} (< {STATISTICS_MIN_N})"
+        if stats is None:
+            return "—"  # not computed yet (the page says so)
+        return str(stats.n) if stats.n >= STATISTICS_MIN_N else f"{stats.n} (< {STATISTICS_MIN_N})"
 
     def changelist_view(self, request, extra_context=None):
         # Say how old the statistics on the page are: they are stored by a refresh, not live.

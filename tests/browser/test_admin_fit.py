@@ -3,6 +3,7 @@ import re
 
 from playwright.sync_api import expect
 
+from exams.psychometrics.refresh import item_statistics_refresh
 from exams.roles import instructors_group
 from exams.services import attempt_finish, attempt_start, dispute_report
 from tests.browser.conftest import assert_accessible, log_in_as, watch
@@ -34,6 +35,7 @@ def test_the_errata_queue_triage_and_question_list_fit_1280_px(browser, live_ser
         attempt_finish(attempt=type(attempt).objects.select_for_update().get(pk=attempt.pk), expired=False)
     dispute_report(user=learner, response=attempt.responses.get(question=question),
                    choice_id=question.choices.get(label="B").pk, reason="B is right.")
+    item_statistics_refresh(exam=exam)
 
     teacher = UserFactory(username="teacher", is_staff=True)
     teacher.groups.add(instructors_group())

@@ -44,7 +44,7 @@ def test_existing_responses_keep_the_domain_their_question_had(django_user_model
 
 
 def test_existing_reports_get_the_slot_they_came_from(django_user_model):
-    old = migrate(("exams", "0014_i18a_errata_text_and_slot"))
+    old = migrate(("exams", "0016_i18a_errata_text_and_slot"))
     try:
         get = lambda name: old.get_model("exams", name)  # noqa: E731
         User = old.get_model("auth", "User")
@@ -64,7 +64,7 @@ def test_existing_reports_get_the_slot_they_came_from(django_user_model):
         stranger = User.objects.create(username="stranger")  # reported with no slot to find
         get("Dispute").objects.create(erratum=erratum, learner=stranger, reason="y")
 
-        new = migrate(("exams", "0015_i18a_dispute_slot_fill"))
+        new = migrate(("exams", "0017_i18a_dispute_slot_fill"))
         filled = dict(new.get_model("exams", "Dispute").objects.values_list("learner__username", "response_id"))
         assert filled == {"reporter": slots[reporter.pk].pk, "stranger": None}
     finally:

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('exams', '0013_bank_bounds'),
+        ('exams', '0015_i18b_question_idnumber'),
     ]
 
     operations = [

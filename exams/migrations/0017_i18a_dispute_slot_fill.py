@@ -23,5 +23,5 @@ def fill_slots(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("exams", "0014_i18a_errata_text_and_slot")]
+    dependencies = [("exams", "0016_i18a_errata_text_and_slot")]
     operations = [migrations.RunPython(fill_slots, migrations.RunPython.noop)]
