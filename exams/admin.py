@@ -2,7 +2,7 @@
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
-from django.contrib.admin.widgets import AutocompleteSelect
+from django.contrib.admin.widgets import AutocompleteSelect, RelatedFieldWidgetWrapper
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Case, Count, Exists, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
@@ -15,8 +15,9 @@ from django.utils.html import format_html
 
 from config.integrity import RaceSafeAdminMixin
 from exams import regrade
+from exams.psychometrics.formulas import MIN_N_FOR_MISKEY
 from exams.admin_imports import QuestionImportExportMixin
-from exams.formats import MAX_CHOICES, MIN_CHOICES, exhibit_images
+from exams.formats import MAX_CHOICES, MIN_CHOICES, TEXT_LIMITS, choice_label, exhibit_images
 from exams.markdown import render_markdown
 from exams.models import (
     Attempt,
@@ -89,9 +90,23 @@ class ExamAdmin(admin.ModelAdmin):
     def bank_size(self, exam: Exam) -> int:
         return exam.bank
 
+    def has_delete_permission(self, request, obj=None):
+        # Domains, questions and attempts protect their exam: offer Delete only for an empty one.
+        if obj is not None and (obj.domains.exists() or obj.questions.exists() or obj.attempts.exists()):
+            return False
+        return super().has_delete_permission(request, obj)
+
 
 class ChoiceInlineFormSet(forms.BaseInlineFormSet):
     """Checks the key against the question's kind, and freezes it once learners were graded on it."""
+
+    def add_fields(self, form, index):
+        super().add_fields(form, index)
+        # A tabular row names its inputs only by the column headers: each gets its own name.
+        which = f"choice {form.instance.label}" if form.instance.pk else "the new choice"
+        for name, field in form.fields.items():
+            label = "Delete" if name == "DELETE" else str(field.label or name.replace("_", " "))
+            field.widget.attrs["aria-label"] = f"{label[:1].upper()}{label[1:]} of {which}"
 
     def clean(self):
         super().clean()
@@ -129,7 +144,9 @@ class ChoiceInlineFormSet(forms.BaseInlineFormSet):
                 )
 
 
-class ChoiceInline(admin.StackedInline):
+class ChoiceInline(admin.TabularInline):
+    """One compact row per choice (a stacked inline took about 460 px each)."""
+
     model = Choice
     formset = ChoiceInlineFormSet
     extra = 0
@@ -140,7 +157,9 @@ class ChoiceInline(admin.StackedInline):
     def formfield_for_dbfield(self, db_field, request, **kwargs):
         field = super().formfield_for_dbfield(db_field, request, **kwargs)
         if db_field.name in ("text", "feedback"):
-            field.widget = forms.Textarea(attrs={"rows": 2, "cols": 40})
+            field.widget = forms.Textarea(attrs={"rows": 2, "cols": 36})
+        elif db_field.name in ("order", "label"):
+            field.widget.attrs["class"] = "narrow-number"
         return field
 
 
@@ -165,6 +184,8 @@ class ErratumInline(admin.StackedInline):
     readonly_fields = ("status", "policy", "decided_at", "triage")
     filter_horizontal = ()
     show_change_link = True
+    # An open erratum gathers learners' reports: it is rejected with a note, never deleted.
+    can_delete = False
 
     def get_queryset(self, request):
         # Decided errata are history, seen (read-only) on their triage page, not edited here.
@@ -183,7 +204,10 @@ class ErratumInline(admin.StackedInline):
             question_id = request.resolver_match.kwargs.get("object_id")
             kwargs["queryset"] = Choice.objects.filter(question_id=question_id) if question_id else Choice.objects.none()
             kwargs["widget"] = forms.CheckboxSelectMultiple
-        return super().formfield_for_manytomany(db_field, request, **kwargs)
+        field = super().formfield_for_manytomany(db_field, request, **kwargs)
+        if db_field.name == "published_key":
+            field.label_from_instance = lambda choice: f"{choice.label}. {choice.text}"
+        return field
 
 
 class OpenErratumFilter(admin.SimpleListFilter):
@@ -200,6 +224,14 @@ class OpenErratumFilter(admin.SimpleListFilter):
         if self.value() == "no":
             return queryset.exclude(Exists(open_errata))
         return queryset
+
+
+class TopicFilter(admin.AllValuesFieldListFilter):
+    """Topics as written, and "No topic" for the blank one (an empty link names nothing)."""
+
+    def choices(self, changelist):
+        for choice in super().choices(changelist):
+            yield {**choice, "display": "No topic"} if choice["display"] == "" else choice
 
 
 class LikelyMiskeyedFilter(admin.SimpleListFilter):
@@ -234,6 +266,9 @@ class QuestionChangeList(ChangeList):
 
 
 SEARCH_WORDS = 10
+# Below this many finished mocks an item statistic is noise: the list shows n alone (the
+# same threshold as the mis-key rule, exams.psychometrics.formulas.MIN_N_FOR_MISKEY).
+STATISTICS_MIN_N = MIN_N_FOR_MISKEY
 
 
 class QuestionAdminForm(forms.ModelForm):
@@ -275,10 +310,10 @@ class QuestionAdminForm(forms.ModelForm):
 class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAdmin):
     form = QuestionAdminForm
     list_display = (
-        "title", "exam", "domain", "topic_name", "kind", "is_active", "open_errata", "times_used",
-        "facility", "discrimination", "point_biserial", "miskeyed",
+        "title", "exam_code", "domain", "topic_name", "kind_short", "active", "open_errata", "times_used",
+        "statistics_n", "facility", "discrimination", "point_biserial", "miskeyed",
     )
-    list_filter = ("exam", "domain", "topic", "kind", "is_active", OpenErratumFilter, LikelyMiskeyedFilter)
+    list_filter = ("exam", "domain", ("topic", TopicFilter), "kind", "is_active", OpenErratumFilter, LikelyMiskeyedFilter)
     list_select_related = ("exam", "domain")
     search_fields = ("title", "topic", "stem", "choices__text")
     search_help_text = f"Searches titles, topics, stems and choices; the first {SEARCH_WORDS} words are used."
@@ -305,11 +340,20 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
             response_count=Count("responses", distinct=True),
         )
 
+    # Short headers and values, so every column fits beside the filters at 1,280 px.
+    @admin.display(description="Kind", ordering="kind")
+    def kind_short(self, question: Question) -> str:
+        return "single" if question.kind == QuestionKind.SINGLE else f"choose {question.choose}"
+
+    @admin.display(description="Active", boolean=True, ordering="is_active")
+    def active(self, question: Question) -> bool:
+        return question.is_active
+
     @admin.display(description="Open errata", ordering="open_erratum_count")
     def open_errata(self, question: Question) -> int:
         return question.open_erratum_count
 
-    @admin.display(description="Times drawn", ordering="response_count")
+    @admin.display(description="Drawn", ordering="response_count")
     def times_used(self, question: Question) -> int:
         return question.response_count
 
@@ -317,7 +361,20 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
         return QuestionChangeList
 
     def _stat(self, question: Question):
-        return getattr(question, "item_statistics", None)
+        """The question's statistics when enough mocks hold it to mean anything (n ≥ 30), else None."""
+        stats = getattr(question, "item_statistics", None)
+        return stats if stats is not None and stats.n >= STATISTICS_MIN_N else None
+
+    @admin.display(description="Exam", ordering="exam__code")
+    def exam_code(self, question: Question) -> str:
+        return question.exam.code
+
+    @admin.display(description="n")
+    def statistics_n(self, question: Question) -> str:
+        stats = getattr(question, "item_statistics", None)
+        if stats is None:
+            return "—"  # not computed yet (the page says so)
+        return str(stats.n) if stats.n >= STATISTICS_MIN_N else f"{stats.n} (< {STATISTICS_MIN_N})"
 
     def changelist_view(self, request, extra_context=None):
         # Say how old the statistics on the page are: they are stored by a refresh, not live.
@@ -350,6 +407,25 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
         if not stats or not stats.miskey:
             return "—"
         return f"{stats.miskey} (n = {stats.n}{', few attempts' if stats.miskey_caveat else ''})"
+
+    def has_delete_permission(self, request, obj=None):
+        # Choices and answers protect a question: it is retired (Active unticked), never deleted.
+        return False
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if isinstance(getattr(field, "widget", None), RelatedFieldWidgetWrapper):
+            # An exam or domain with questions cannot be deleted: offer no delete beside it.
+            field.widget.can_delete_related = False
+        return field
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if db_field.name == "exam":
+            only = list(Exam.objects.values_list("pk", flat=True)[:2])
+            if len(only) == 1:
+                field.initial = only[0]
+        return field
 
     @admin.display(description="Item statistics")
     def statistics_panel(self, question: Question) -> str:
@@ -390,10 +466,29 @@ class DecisionForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}), required=False,
         help_text="Confirm: shown to learners beside the corrected key. Reject: why, for the record.",
     )
+    explanation = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}), required=False, max_length=TEXT_LIMITS["explanation"],
+        label="Corrected explanation",
+        help_text="Markdown. Confirming saves it, and the feedback below, as a new version of the question; "
+        "past results show it beside the correction, with the text as shown in their attempt one click away.",
+    )
 
-    def __init__(self, *args, question: Question, **kwargs):
+    def __init__(self, *args, question: Question, choices: list[Choice], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["corrected_key"].queryset = question.choices.order_by("order", "pk")
+        # The whole text, not Choice.__str__'s first 60 characters: the key is chosen by it.
+        self.fields["corrected_key"].label_from_instance = lambda choice: f"{choice.label}. {choice.text}"
+        self.fields["explanation"].initial = question.explanation
+        self.choices = choices
+        for choice in choices:
+            self.fields[f"feedback_{choice.pk}"] = forms.CharField(
+                widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=TEXT_LIMITS["feedback"],
+                label=f"Feedback on {choice.label}", initial=choice.feedback,
+                help_text=f"{choice.label}. {choice.text}",
+            )
+
+    def feedback(self) -> dict[int, str]:
+        return {choice.pk: self.cleaned_data.get(f"feedback_{choice.pk}", "") for choice in self.choices}
 
     def clean(self):
         cleaned = super().clean()
@@ -405,14 +500,34 @@ class DecisionForm(forms.Form):
 
 
 class ErratumStatusFilter(admin.SimpleListFilter):
+    """Open errata by default: the queue is what needs deciding; "All" shows the history too."""
+
     title = "status"
     parameter_name = "status"
+    ALL = "all"
 
     def lookups(self, request, model_admin):
-        return ErratumStatus.choices
+        return [*ErratumStatus.choices, (self.ALL, "All")]
+
+    def value(self):
+        return super().value() or ErratumStatus.REPORTED
 
     def queryset(self, request, queryset):
-        return queryset.filter(status=self.value()) if self.value() else queryset
+        value = self.value()
+        if value == self.ALL:
+            return queryset
+        if value not in ErratumStatus.values:
+            return queryset.none()
+        return queryset.filter(status=value)
+
+    def choices(self, changelist):
+        # Django's own "All" would drop the parameter, which here means open.
+        for lookup, title in self.lookup_choices:
+            yield {
+                "selected": self.value() == str(lookup),
+                "query_string": changelist.get_query_string({self.parameter_name: lookup}),
+                "display": title,
+            }
 
 
 class QuestionAutocomplete(AutocompleteSelect):
@@ -436,7 +551,9 @@ class QuestionAutocomplete(AutocompleteSelect):
 class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
     """The triage queue: open errata first, the most disputed and newest on top."""
 
-    list_display = ("question", "status", "source", "dispute_count", "reported_at", "policy", "decide_link")
+    # Triage first, so it is one click from each row at any width.
+    list_display = ("decide_link", "question", "status", "dispute_count", "reported_at", "source", "policy")
+    list_display_links = ("question",)
     list_filter = (ErratumStatusFilter, "source", "policy")
     list_select_related = ("question",)
     search_fields = ("question__title", "note", "disputes__reason")
@@ -468,7 +585,11 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
     def dispute_count(self, erratum: Erratum) -> int:
         return erratum.disputes_total
 
-    @admin.display(description="")
+    def has_delete_permission(self, request, obj=None):
+        # Decided errata are history (their regrades protect them); open ones are rejected with a note.
+        return False
+
+    @admin.display(description="Decide")
     def decide_link(self, erratum: Erratum) -> str:
         label = "Triage" if erratum.status == ErratumStatus.REPORTED else "Decision"
         return format_html('<a href="{}">{}</a>', reverse("admin:exams_erratum_decide", args=[erratum.pk]), label)
@@ -492,7 +613,8 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
         ]
 
     def decide_view(self, request, erratum_id: int):
-        erratum = get_object_or_404(Erratum.objects.select_related("question"), pk=erratum_id)
+        """Triage, then decide: a confirmation is previewed first (a dry run of the regrade), then confirmed."""
+        erratum = get_object_or_404(Erratum.objects.select_related("question__exam", "question__domain"), pk=erratum_id)
         if not self.has_change_permission(request, erratum):
             raise PermissionDenied
         question = erratum.question
@@ -502,32 +624,41 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
         )
         published = set(erratum.published_key.values_list("pk", flat=True))
         form = DecisionForm(
-            request.POST or None, question=question,
+            request.POST or None, question=question, choices=choices,
             initial={"corrected_key": [c.pk for c in choices if c.is_correct], "note": erratum.note},
         )
+        preview = outdated = None
         if request.method == "POST" and erratum.status == ErratumStatus.REPORTED and form.is_valid():
             try:
                 if form.cleaned_data["decision"] == "reject":
                     regrade.erratum_reject(erratum=erratum, user=request.user, note=form.cleaned_data["note"])
                     self.message_user(request, f"Rejected the reports on “{question}”. Nothing was regraded.")
+                    return redirect("admin:exams_erratum_changelist")
+                confirming = request.POST.get("action") == "confirm" and request.POST.get("preview")
+                outcome = regrade.erratum_confirm(
+                    erratum=erratum, policy=form.cleaned_data["policy"],
+                    corrected_choice_ids=[c.pk for c in form.cleaned_data["corrected_key"]],
+                    user=request.user, note=form.cleaned_data["note"] or None,
+                    explanation=form.cleaned_data["explanation"], feedback=form.feedback(),
+                    dry_run=not confirming, expected=request.POST.get("preview") if confirming else None,
+                )
+                if outcome.event is None:
+                    preview = outcome.summary
                 else:
-                    if not erratum.published_key.exists():
-                        # The key learners were graded on until now is the one being corrected.
-                        erratum.published_key.set([c for c in choices if c.is_correct])
-                    event = regrade.erratum_confirm(
-                        erratum=erratum, policy=form.cleaned_data["policy"],
-                        corrected_choice_ids=[c.pk for c in form.cleaned_data["corrected_key"]],
-                        user=request.user, note=form.cleaned_data["note"] or None,
-                    )
+                    summary = outcome.summary
                     self.message_user(
                         request,
-                        f"Confirmed: regraded {event.attempts_touched} finished attempt(s); "
-                        f"{event.scores_changed} score(s) changed, {event.pass_flips} pass/fail flip(s).",
+                        f"Confirmed: regraded {summary.attempts_touched} finished attempt(s); "
+                        f"{summary.scores_changed} score(s) changed, {summary.pass_flips} pass/fail flip(s), "
+                        f"{summary.learners_affected} learner(s) affected.",
                         messages.SUCCESS,
                     )
-                return redirect("admin:exams_erratum_changelist")
+                    return redirect("admin:exams_erratum_changelist")
+            except regrade.PreviewOutdated as changed:
+                preview, outdated = changed.summary, True
             except ValueError as refused:
                 form.add_error(None, str(refused))
+        disputes = list(erratum.disputes.select_related("learner", "choice", "response").order_by("-updated_at"))
         context = {
             **self.admin_site.each_context(request),
             "title": f"Triage: {question}",
@@ -539,11 +670,37 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
                 for c in choices
             ],
             "no_opinion": tallies.get(None, 0),
-            "disputes": erratum.disputes.select_related("learner", "choice").order_by("-updated_at"),
+            "disputes": [{"dispute": d, **learner_letters(d, choices)} for d in disputes],
             "form": form,
+            "decision_fields": [form[name] for name in ("decision", "policy", "corrected_key", "note")],
+            "text_fields": [form["explanation"], *(form[f"feedback_{c.pk}"] for c in choices)],
+            "preview": preview,
+            "preview_policy": ErratumPolicy(form.cleaned_data["policy"]).label if preview else "",
+            "outdated": outdated,
             "regrades": erratum.regrades.order_by("-created_at"),
         }
         return TemplateResponse(request, "admin/exams/erratum/decide.html", context)
+
+
+def learner_letters(dispute: Dispute, choices: list[Choice]) -> dict:
+    """The report in the learner's letters beside the authored ones, from the slot it came from.
+
+    "their A = D": the learner saw the choices shuffled, so the letter they name is not the
+    authored label. Without a slot (a report older than the slot was recorded, and not
+    derivable) only the authored letters are known.
+    """
+    by_id = {choice.pk: choice for choice in choices}
+    order = dispute.response.choice_order if dispute.response is not None else None
+    if not order:
+        return {"their_choice": None, "their_letters": []}
+    theirs = {choice_id: choice_label(index) for index, choice_id in enumerate(order)}
+    return {
+        "their_choice": theirs.get(dispute.choice_id),
+        "their_letters": [
+            {"theirs": theirs[choice_id], "authored": by_id[choice_id].label}
+            for choice_id in order if choice_id in by_id
+        ],
+    }
 
 
 @admin.register(Attempt)
@@ -566,10 +723,28 @@ class AttemptAdmin(admin.ModelAdmin):
         return False
 
 
-admin.site.register(Dispute, list_display=("erratum", "learner", "choice", "created_at"), list_select_related=("erratum__question", "learner", "choice"))
+@admin.register(Dispute)
+class DisputeAdmin(admin.ModelAdmin):
+    """Learners' reports, read here or (better) on their erratum's triage page: learners file and edit them."""
+
+    list_display = ("erratum", "learner", "choice", "created_at")
+    list_select_related = ("erratum__question", "learner", "choice")
+    search_fields = ("reason", "learner__username", "erratum__question__title")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 admin.site.site_header = "certprep administration"
 admin.site.site_title = "certprep admin"
 admin.site.index_title = "Question bank and learners"
+# The app list is one click away on Home and in the breadcrumbs; at 1,280 px its sidebar
+# pushed the question list's statistics columns off-screen.
+admin.site.enable_nav_sidebar = False
 
 
 @admin.register(LearnerAccommodation)

@@ -58,6 +58,10 @@ class QuestionImportForm(forms.Form):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["default_domain"].label_from_instance = lambda domain: f"{domain.exam.code} · {domain.name}"
+        only = list(Exam.objects.values_list("pk", flat=True)[:2])
+        if len(only) == 1 and not self.initial.get("exam"):
+            # One exam: nothing to choose.
+            self.initial["exam"] = only[0]
         self.text = ""
 
     def clean_file(self):
@@ -98,8 +102,13 @@ def _question_row(question: ParsedQuestion) -> dict:
     return {
         "line": question.line,
         "title": question.title,
+        "stem": question.stem,
         "kind": kind,
         "choices": len(question.choices),
+        "choice_texts": [
+            {"letter": choice_label(index), "text": choice.text, "is_correct": choice.is_correct}
+            for index, choice in enumerate(question.choices)
+        ],
         "keys": ", ".join(keys),
         "errata": len(question.errata),
     }

@@ -2,6 +2,7 @@
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
 
@@ -126,21 +127,34 @@ def grade_attempt(*, slots: Sequence[Slot], passing_score: int) -> AttemptGrade:
     )
 
 
-def key_for(
-    *,
-    correct: Iterable[int],
-    published: Iterable[int] | None,
-    policy: Policy | None,
-    finished_before_confirmation: bool,
-) -> ItemKey:
-    """The key one attempt is graded against, given the question's confirmed erratum policy."""
+@dataclass(frozen=True)
+class ConfirmedErratum:
+    """What grading needs of one confirmed erratum on a question."""
+
+    policy: Policy
+    published: frozenset[int]
+    decided_at: datetime
+
+
+def key_for(*, correct: Iterable[int], errata: Sequence[ConfirmedErratum], finished_at: datetime | None) -> ItemKey:
+    """The key one attempt is graded against: the question's confirmed errata folded in order.
+
+    The current key is always accepted. Each credit-either erratum also accepts the key it
+    corrected (its published key) for attempts finished before it was confirmed: only those
+    were ever graded by it, and taking that credit away would punish our mistake. A void
+    removes the item. So a later erratum never withdraws what an earlier one accepted, and
+    only a void (or a credit-corrected erratum, for its own published key) lowers a score.
+    """
     corrected = frozenset(correct)
-    if policy == Policy.VOID:
+    if any(erratum.policy == Policy.VOID for erratum in errata):
         return ItemKey(correct=corrected, void=True)
-    if policy == Policy.CREDIT_EITHER and finished_before_confirmation and published is not None:
-        # Only attempts finished before the confirmation were ever graded against the
-        # published key; taking that credit away from them would punish our mistake.
-        old_key = frozenset(published)
-        if old_key and old_key != corrected:
-            return ItemKey(correct=corrected, also_accepted=frozenset({old_key}))
-    return ItemKey(correct=corrected)
+    accepted = frozenset(
+        erratum.published
+        for erratum in errata
+        if erratum.policy == Policy.CREDIT_EITHER
+        and erratum.published
+        and erratum.published != corrected
+        and finished_at is not None
+        and finished_at < erratum.decided_at
+    )
+    return ItemKey(correct=corrected, also_accepted=accepted)

@@ -203,7 +203,11 @@ class QuestionVersionManager(models.Manager):
         versions = (
             self.filter(question__in=questions)
             # Whether any attempt showed it: a semi-join that stops at the first response.
-            .annotate(in_use=models.Exists(Response.objects.filter(version=models.OuterRef("pk"))))
+            # A version an erratum's correction recorded is frozen too: results show it.
+            .annotate(
+                in_use=models.Exists(Response.objects.filter(version=models.OuterRef("pk")))
+                | models.Exists(Erratum.objects.filter(corrected_version=models.OuterRef("pk")))
+            )
             .order_by("question_id", "number")
         )
         for version in versions:
@@ -362,6 +366,10 @@ class Erratum(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     decision_note = models.TextField(blank=True, help_text="Why it was rejected (for instructors).")
+    corrected_version = models.ForeignKey(
+        "QuestionVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+",
+        help_text="The question's text as the confirmation corrected it (explanation and feedback).",
+    )
 
     class Meta:
         verbose_name_plural = "errata"
@@ -408,6 +416,10 @@ class Dispute(models.Model):
         help_text="The choice the learner believes is right.",
     )
     reason = models.TextField(blank=True)
+    response = models.ForeignKey(
+        "Response", on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        help_text="The slot the report came from: its choice order gives the learner's letters.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
@@ -571,22 +583,20 @@ class Attempt(models.Model):
         getattr(response, "_prefetched_objects_cache", {}).pop("strikes", None)
         return True
 
-    def finish(self, *, expired: bool) -> bool:
-        """Grade and close the attempt once; the caller holds its row lock.
-
-        Returns False when it was already finished (a second submit, another tab).
-        """
-        from exams.services import grade_responses
-
-        if self.is_finished:
-            return False
-        # An expired attempt ends at its deadline, whenever the server noticed. The time is
-        # set before grading because errata policies depend on when an attempt finished.
+    def end_time(self, *, expired: bool):
+        """When the attempt ends: an expired one at its deadline, whenever the server noticed."""
         if expired and self.deadline:
-            self.finished_at = self.deadline
-        else:
-            self.finished_at = getattr(self, "db_now", None) or timezone.now()
-        grade = grade_responses(attempt=self)
+            return self.deadline
+        return getattr(self, "db_now", None) or timezone.now()
+
+    def finish(self, *, expired: bool, grade) -> None:
+        """Close the attempt with its grade (an exams.grading.AttemptGrade); the caller holds its row lock.
+
+        Grading reads `finished_at` (errata policies depend on when an attempt finished),
+        so exams.services.attempt_finish sets it, grades, then calls this.
+        """
+        if self.is_finished or self.finished_at is None:
+            raise ValueError("finish an attempt once, after setting finished_at (exams.services.attempt_finish)")
         self.status = AttemptStatus.EXPIRED if expired else AttemptStatus.SUBMITTED
         self.right_count, self.total_count = grade.right, grade.total
         self.score = self.published_score = grade.score
@@ -594,7 +604,6 @@ class Attempt(models.Model):
         self.save(update_fields=[
             "status", "finished_at", "right_count", "total_count", "score", "published_score", "passed",
         ])
-        return True
 
 
 class Response(models.Model):

@@ -1,10 +1,14 @@
 """Confirming or rejecting an erratum, and regrading every finished attempt in set-based SQL."""
-from collections.abc import Iterable
+import hashlib
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import BooleanField, Case, Count, Exists, F, OuterRef, Q, Value, When
+from django.db.models import BooleanField, Case, Count, DecimalField, Exists, ExpressionWrapper, F, OuterRef, Q, Value, When
 from django.db.models.functions import Now
 
 from exams.models import (
@@ -16,13 +20,58 @@ from exams.models import (
     Exam,
     Question,
     QuestionKind,
+    QuestionVersion,
     RegradeChange,
     RegradeEvent,
     Response,
     ResponseChoice,
     ReviewCard,
 )
+from exams import grading
+from exams.formats import TEXT_LIMITS
+from exams.services import confirmed_erratum
 from exams.tuning import local_work_mem
+
+
+@dataclass(frozen=True)
+class RegradeSummary:
+    """What a regrade does to past attempts, as the dry run shows it and the event records it."""
+
+    attempts_touched: int
+    scores_changed: int
+    pass_flips: int
+    to_pass: int
+    to_fail: int
+    learners_affected: int
+    # (change in percentage points, attempts), the largest fall first.
+    distribution: tuple[tuple[Decimal, int], ...]
+
+    @property
+    def raised(self) -> int:
+        return sum(count for change, count in self.distribution if change > 0)
+
+    @property
+    def lowered(self) -> int:
+        return sum(count for change, count in self.distribution if change < 0)
+
+    def digest(self) -> str:
+        """A short fingerprint the confirm form carries, to tell whether the numbers moved."""
+        return hashlib.sha256(repr(self).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class RegradeOutcome:
+    summary: RegradeSummary
+    # None for a dry run: nothing was kept.
+    event: RegradeEvent | None
+
+
+class PreviewOutdated(Exception):
+    """The numbers changed since the dry run (an attempt holding the question finished meanwhile)."""
+
+    def __init__(self, summary: RegradeSummary):
+        super().__init__("the regrade's numbers changed since the preview; check the new ones and confirm again")
+        self.summary = summary
 
 
 def erratum_confirm(
@@ -32,12 +81,25 @@ def erratum_confirm(
     corrected_choice_ids: Iterable[int] | None,
     user: AbstractBaseUser | None = None,
     note: str | None = None,
-) -> RegradeEvent:
-    """Set the corrected key, confirm the erratum with a policy and regrade past attempts.
+    explanation: str | None = None,
+    feedback: Mapping[int, str] | None = None,
+    dry_run: bool = False,
+    expected: str | None = None,
+) -> RegradeOutcome:
+    """Set the corrected key (and corrected text), confirm the erratum with a policy and regrade past attempts.
 
-    For a void item `corrected_choice_ids` may be empty: the current key is kept.
+    `explanation` and `feedback` (choice id → text) replace the question's explanation and
+    choice feedback; the question's text is then frozen as a new version, which results
+    show beside the notice. For a void item `corrected_choice_ids` may be empty: the
+    current key is kept.
+
+    `dry_run` does all of it, by the same statements and under the same locks, and rolls
+    it back: the summary says what confirming would do. `expected` is the digest of the
+    summary the instructor saw: when the numbers differ now, nothing is kept and
+    PreviewOutdated carries the new ones.
+
     Raises ValueError (changing nothing) for an unknown policy, a key that does not fit
-    the question, or an erratum that was already decided.
+    the question, text too long, or an erratum that was already decided.
     """
     if policy not in ErratumPolicy.values:
         raise ValueError(f"unknown erratum policy {policy!r}; expected one of {', '.join(ErratumPolicy.values)}")
@@ -47,11 +109,18 @@ def erratum_confirm(
         erratum = Erratum.objects.select_for_update().get(pk=erratum.pk)
         if erratum.status != ErratumStatus.REPORTED:
             raise ValueError(f"this erratum was already {erratum.get_status_display().lower()}; only a reported one can be confirmed")
+        if not erratum.published_key.exists():
+            # Opened without one: the key learners were graded on until now is the one corrected.
+            erratum.published_key.set(Choice.objects.filter(question=question, is_correct=True))
         key = _validated_key(question=question, choice_ids=corrected_choice_ids, policy=policy)
         Choice.objects.filter(question=question).update(
             is_correct=Case(When(pk__in=key, then=Value(True)), default=Value(False))
         )
-        decision = {"status": ErratumStatus.CONFIRMED, "policy": policy, "decided_at": Now(), "decided_by": user}
+        version = _correct_text(question=question, explanation=explanation, feedback=feedback)
+        decision = {
+            "status": ErratumStatus.CONFIRMED, "policy": policy, "decided_at": Now(), "decided_by": user,
+            "corrected_version": version,
+        }
         if note is not None:
             decision["note"] = note
         Erratum.objects.filter(pk=erratum.pk).update(**decision)
@@ -59,10 +128,47 @@ def erratum_confirm(
         if policy == ErratumPolicy.VOID:
             Question.objects.filter(pk=question.pk).update(is_active=False)
         published = _published_key(erratum=erratum)
-        event = _regrade_locked(question=question, erratum=erratum, key=key, published=published, user=user)
+        event = _regrade_locked(question=question, erratum=erratum, key=key, user=user)
         if policy != ErratumPolicy.VOID and published and published != key:
             _schedule_review(question=question, erratum=erratum, picked=published)
-    return event
+        summary = regrade_summary(event=event)
+        if expected is not None and not dry_run and summary.digest() != expected:
+            raise PreviewOutdated(summary)
+        if dry_run:
+            transaction.set_rollback(True)
+            return RegradeOutcome(summary=summary, event=None)
+    return RegradeOutcome(summary=summary, event=event)
+
+
+def regrade_summary(*, event: RegradeEvent) -> RegradeSummary:
+    """The event's counts with who and how much, read from its change records (three queries)."""
+    changes = RegradeChange.objects.filter(event=event)
+    tally = changes.aggregate(
+        to_pass=Count("pk", filter=Q(old_passed=False, new_passed=True)),
+        to_fail=Count("pk", filter=Q(old_passed=True, new_passed=False)),
+    )
+    learners = (
+        Attempt.objects.filter(pk__in=changes.filter(~Q(old_score=F("new_score"))).values("attempt_id"))
+        .order_by().values("user_id").distinct().count()
+    )
+    buckets: Counter[Decimal] = Counter()
+    rows = (
+        changes.filter(~Q(old_score=F("new_score")))
+        .annotate(change=ExpressionWrapper(F("new_score") - F("old_score"), output_field=DecimalField(max_digits=6, decimal_places=2)))
+        .order_by().values("change").annotate(n=Count("pk")).values_list("change", "n")
+    )
+    for change, count in rows:
+        # SQLite subtracts decimals as floats: the same change may come back twice, a hair apart.
+        buckets[Decimal(str(change)).quantize(Decimal("0.01"))] += count
+    return RegradeSummary(
+        attempts_touched=event.attempts_touched,
+        scores_changed=event.scores_changed,
+        pass_flips=event.pass_flips,
+        to_pass=tally["to_pass"],
+        to_fail=tally["to_fail"],
+        learners_affected=learners,
+        distribution=tuple(sorted(buckets.items())),
+    )
 
 
 def erratum_reject(*, erratum: Erratum, user: AbstractBaseUser | None = None, note: str) -> Erratum:
@@ -81,10 +187,10 @@ def erratum_reject(*, erratum: Erratum, user: AbstractBaseUser | None = None, no
 
 
 def regrade_question(*, question: Question, user: AbstractBaseUser | None = None) -> RegradeEvent:
-    """Regrade every finished attempt holding the question under its latest confirmed erratum.
+    """Regrade every finished attempt holding the question by its confirmed errata, folded in order.
 
-    Safe to run again: once the stored grades agree with the key and policy, a second
-    run records an event with nothing changed.
+    The event is recorded against the latest confirmed erratum. Safe to run again: once
+    the stored grades agree with the fold, a second run records an event with nothing changed.
     """
     with transaction.atomic():
         question = _lock_question(question_id=question.pk)
@@ -92,9 +198,7 @@ def regrade_question(*, question: Question, user: AbstractBaseUser | None = None
         if erratum is None:
             raise ValueError(f"question {question.pk} has no confirmed erratum to regrade by")
         key = frozenset(Choice.objects.filter(question=question, is_correct=True).order_by().values_list("pk", flat=True))
-        return _regrade_locked(
-            question=question, erratum=erratum, key=key, published=_published_key(erratum=erratum), user=user
-        )
+        return _regrade_locked(question=question, erratum=erratum, key=key, user=user)
 
 
 def score_changes_for(
@@ -169,6 +273,38 @@ def _validated_key(*, question: Question, choice_ids: Iterable[int] | None, poli
     return key
 
 
+def _correct_text(
+    *, question: Question, explanation: str | None, feedback: Mapping[int, str] | None
+) -> QuestionVersion:
+    """Store the corrected explanation and choice feedback; the question's text as a version.
+
+    The version the confirmation records is frozen from then on (QuestionVersion.objects),
+    so results can show "corrected" beside "as shown in your attempt".
+    """
+    choices = {choice.pk: choice for choice in Choice.objects.filter(question=question)}
+    feedback = {int(pk): text for pk, text in (feedback or {}).items()}
+    foreign = feedback.keys() - choices.keys()
+    if foreign:
+        raise ValueError(f"choices {sorted(foreign)} are not choices of question {question.pk}")
+    texts = [("explanation", explanation)] if explanation is not None else []
+    texts += [("feedback", text) for text in feedback.values()]
+    for kind, text in texts:
+        if "\x00" in text:
+            raise ValueError(f"the {kind} holds a NUL character")
+        if len(text) > TEXT_LIMITS[kind]:
+            raise ValueError(f"the {kind} has {len(text):,} characters; at most {TEXT_LIMITS[kind]:,} are allowed")
+    if explanation is not None and explanation != question.explanation:
+        question.explanation = explanation
+        question.save(update_fields=["explanation", "updated_at"])
+    changed = [choices[pk] for pk, text in feedback.items() if choices[pk].feedback != text]
+    for choice in changed:
+        choice.feedback = feedback[choice.pk]
+    if changed:
+        Choice.objects.bulk_update(changed, ["feedback"])
+    fresh = Question.objects.prefetch_related("choices").get(pk=question.pk)
+    return QuestionVersion.objects.current_for([fresh])[question.pk]
+
+
 def _selection_is(key: frozenset[int]) -> Q:
     """The response's picks are exactly `key` (a response correlated as OuterRef("pk"))."""
     picks = ResponseChoice.objects.filter(response=OuterRef("pk"))
@@ -178,24 +314,33 @@ def _selection_is(key: frozenset[int]) -> Q:
     return Q(condition)
 
 
-def _credited(*, erratum: Erratum, key: frozenset[int], published: frozenset[int]) -> Q | None:
-    """When a response (correlated as OuterRef("pk")) earns credit now; None for a void item."""
-    if erratum.policy == ErratumPolicy.VOID:
+def _credited(*, question: Question, key: frozenset[int]) -> Q | None:
+    """When a response (correlated as OuterRef("pk")) earns credit now; None for a void item.
+
+    exams.grading.key_for in SQL: the question's confirmed errata folded in order.
+    """
+    errata = [
+        confirmed_erratum(erratum)
+        for erratum in Erratum.objects.filter(question=question, status=ErratumStatus.CONFIRMED)
+        .order_by("decided_at", "pk")
+        .prefetch_related("published_key")
+    ]
+    if any(erratum.policy == grading.Policy.VOID for erratum in errata):
         return None
     credited = _selection_is(key)
-    if erratum.policy == ErratumPolicy.CREDIT_EITHER and published and published != key:
-        # Only attempts finished before the confirmation were graded by the published
-        # key (exams.grading.key_for); later ones knew the corrected one.
-        finished_before = Exists(
-            Attempt.objects.filter(pk=OuterRef("attempt_id"), finished_at__lt=erratum.decided_at)
-        )
-        credited |= Q(finished_before) & _selection_is(published)
+    for erratum in errata:
+        if erratum.policy == grading.Policy.CREDIT_EITHER and erratum.published and erratum.published != key:
+            # Only attempts finished before this confirmation were graded by its published
+            # key; later ones knew the key it corrected to.
+            finished_before = Exists(
+                Attempt.objects.filter(pk=OuterRef("attempt_id"), finished_at__lt=erratum.decided_at)
+            )
+            credited |= Q(finished_before) & _selection_is(erratum.published)
     return credited
 
 
 def _regrade_locked(
-    *, question: Question, erratum: Erratum, key: frozenset[int], published: frozenset[int],
-    user: AbstractBaseUser | None,
+    *, question: Question, erratum: Erratum, key: frozenset[int], user: AbstractBaseUser | None,
 ) -> RegradeEvent:
     """The regrade proper; the caller holds the question's row lock.
 
@@ -203,7 +348,8 @@ def _regrade_locked(
     rows whose grade changes are written. Each slot's new grade (a few probes of its
     picks) is worked out once, into a temporary table that the writes then join.
     """
-    if not key and erratum.policy != ErratumPolicy.VOID:
+    credited = _credited(question=question, key=key)
+    if not key and credited is not None:
         raise ValueError(f"question {question.pk} has no key to grade by")
     event = RegradeEvent.objects.create(erratum=erratum, policy=erratum.policy, created_by=user)
 
@@ -211,7 +357,6 @@ def _regrade_locked(
     # response_by_question index instead of a join that reads the whole table.
     finished = Attempt.objects.filter(status__in=Attempt.FINISHED_STATUSES).values("pk")
     holding = Response.objects.filter(question=question, attempt_id__in=finished)
-    credited = _credited(erratum=erratum, key=key, published=published)
     new_grade = (
         Value(None, output_field=BooleanField()) if credited is None
         else Case(When(credited, then=Value(True)), default=Value(False), output_field=BooleanField())

@@ -19,7 +19,6 @@ from exams.access import running_mock_question_ids
 from exams.models import (
     Attempt,
     AttemptMode,
-    AttemptStatus,
     Bookmark,
     Choice,
     Dispute,
@@ -476,12 +475,12 @@ def attempt_check(*, attempt: Attempt, response: Response) -> bool | None:
     if review is not None:
         reviews_record(user=attempt.user, reviews=[review])
     if not attempt.responses.filter(checked_at__isnull=True).exists():
-        attempt.finish(expired=False)
+        attempt_finish(attempt=attempt, expired=False)
     return right
 
 
 def confirmed_keys(*, attempt: Attempt, question_ids) -> dict[int, grading.ItemKey]:
-    """The key each question is graded against in this attempt, confirmed errata applied.
+    """The key each question is graded against in this attempt, its confirmed errata folded in order.
 
     Call it inside the grading transaction: it first takes a share lock on the questions,
     so grading waits for an erratum being confirmed on one of them (exams.regrade holds
@@ -499,20 +498,24 @@ def confirmed_keys(*, attempt: Attempt, question_ids) -> dict[int, grading.ItemK
         .order_by("question_id", "decided_at", "pk")
         .prefetch_related("published_key")
     )
-    latest = {erratum.question_id: erratum for erratum in errata}
-    keys = {}
-    for question_id in question_ids:
-        erratum = latest.get(question_id)
-        finished_before = bool(
-            erratum and attempt.finished_at and erratum.decided_at and attempt.finished_at < erratum.decided_at
+    folded: dict[int, list[grading.ConfirmedErratum]] = defaultdict(list)
+    for erratum in errata:
+        folded[erratum.question_id].append(confirmed_erratum(erratum))
+    return {
+        question_id: grading.key_for(
+            correct=correct[question_id], errata=folded[question_id], finished_at=attempt.finished_at
         )
-        keys[question_id] = grading.key_for(
-            correct=correct[question_id],
-            published=[choice.pk for choice in erratum.published_key.all()] if erratum else None,
-            policy=grading.Policy(erratum.policy) if erratum else None,
-            finished_before_confirmation=finished_before,
-        )
-    return keys
+        for question_id in question_ids
+    }
+
+
+def confirmed_erratum(erratum: Erratum) -> grading.ConfirmedErratum:
+    """A confirmed erratum as grading folds it (prefetch `published_key`)."""
+    return grading.ConfirmedErratum(
+        policy=grading.Policy(erratum.policy),
+        published=frozenset(choice.pk for choice in erratum.published_key.all()),
+        decided_at=erratum.decided_at,
+    )
 
 
 def _share_questions(question_ids) -> None:
@@ -559,6 +562,19 @@ def grade_responses(*, attempt: Attempt) -> grading.AttemptGrade:
     return grade
 
 
+def attempt_finish(*, attempt: Attempt, expired: bool) -> bool:
+    """Grade and close the attempt once; the caller holds its row lock.
+
+    Returns False when it was already finished (a second submit, another tab).
+    """
+    if attempt.is_finished:
+        return False
+    # Set before grading: errata policies depend on when an attempt finished.
+    attempt.finished_at = attempt.end_time(expired=expired)
+    attempt.finish(expired=expired, grade=grade_responses(attempt=attempt))
+    return True
+
+
 # The page's countdown may reach zero a moment before the server's clock does.
 CLOCK_TOLERANCE = timedelta(seconds=5)
 
@@ -578,7 +594,7 @@ def attempt_submit(*, user, attempt_id: int, timed_out: bool = False) -> Attempt
             expired = deadline is not None and (
                 attempt.db_now >= deadline or (timed_out and attempt.db_now >= deadline - CLOCK_TOLERANCE)
             )
-            attempt.finish(expired=expired)
+            attempt_finish(attempt=attempt, expired=expired)
     return attempt
 
 
@@ -587,7 +603,7 @@ def attempt_expire(*, attempt_id: int) -> None:
     with transaction.atomic():
         attempt = Attempt.objects.select_for_update().select_related("exam").with_clock().get(pk=attempt_id)
         if not attempt.is_finished:
-            attempt.finish(expired=True)
+            attempt_finish(attempt=attempt, expired=True)
 
 
 def finalize_expired(*, user=None) -> int:
@@ -601,7 +617,7 @@ def finalize_expired(*, user=None) -> int:
             # skip_locked: an attempt being submitted right now is that request's to finish.
             attempt = Attempt.objects.select_for_update(skip_locked=True).select_related("exam").filter(pk=attempt_id).first()
             if attempt is not None and not attempt.is_finished:
-                finished += attempt.finish(expired=True)
+                finished += attempt_finish(attempt=attempt, expired=True)
     return finished
 
 
@@ -640,6 +656,6 @@ def dispute_report(*, user, response: Response, choice_id: int | None, reason: s
         dispute, _ = Dispute.objects.update_or_create(
             erratum=erratum,
             learner=user,
-            defaults={"choice_id": choice_id, "reason": reason, "updated_at": timezone.now()},
+            defaults={"choice_id": choice_id, "reason": reason, "response": response, "updated_at": timezone.now()},
         )
     return dispute

@@ -254,7 +254,7 @@ def measure(args, scale) -> dict:
     ).heaviest(4)
     erratum = open_erratum()
     started = time.perf_counter()
-    event = regrade.erratum_confirm(erratum=erratum, policy="credit_corrected", corrected_choice_ids=[corrected.pk])
+    event = regrade.erratum_confirm(erratum=erratum, policy="credit_corrected", corrected_choice_ids=[corrected.pk]).event
     results["regrade"] = {"runs": [round(time.perf_counter() - started, 2)], "median": time.perf_counter() - started,
                           "attempts_touched": event.attempts_touched, "scores_changed": event.scores_changed,
                           "pass_flips": event.pass_flips}

@@ -20,7 +20,7 @@ from exams.access import in_running_mock, learner_required, owned_attempt, runni
 from exams.formats import choice_label
 from exams.forms import AnswerForm, SessionForm
 from exams.markdown import render_inline_markdown
-from exams.models import Attempt, AttemptMode, AttemptStatus, Bookmark, Erratum, ErratumStatus, Exam, Response
+from exams.models import Attempt, AttemptMode, Bookmark, Erratum, ErratumStatus, Exam, Response
 
 TIME_UP = (
     "Time is up: this attempt has ended and was graded with the answers saved before the deadline."
@@ -216,6 +216,7 @@ def _walk_slots(navigator: list[dict], walk: str, position: int) -> dict | None:
 def _confirmed_erratum(question_id: int) -> Erratum | None:
     return (
         Erratum.objects.filter(question_id=question_id, status=ErratumStatus.CONFIRMED)
+        .select_related("corrected_version")
         .prefetch_related("published_key")
         .order_by("-decided_at", "-pk")
         .first()
@@ -495,7 +496,7 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
             if not attempt.is_past_grace():
                 messages.info(request, "Results appear once the attempt is submitted.")
                 return redirect("exams:question", attempt_id=attempt.pk, position=attempt.last_position)
-            attempt.finish(expired=True)
+            services.attempt_finish(attempt=attempt, expired=True)
     shown = request.GET.get("show", "all")
     if shown not in FILTERS:
         shown = "all"
@@ -546,7 +547,7 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
         erratum.question_id: erratum
         for erratum in Erratum.objects.filter(
             question__responses__attempt=attempt, status=ErratumStatus.CONFIRMED
-        ).prefetch_related("published_key").order_by("decided_at", "pk")
+        ).select_related("corrected_version").prefetch_related("published_key").order_by("decided_at", "pk")
     }
     responses = list(responses.annotate(held=Exists(held.filter(question_id=OuterRef("question_id")))))
     items = [_result_item(response, errata.get(response.question_id), held=response.held) for response in responses]
@@ -632,6 +633,13 @@ def _result_item(response: Response, erratum: Erratum | None, *, held: bool = Fa
         }
         for choice_id in response.choice_order
     ]
+    corrected = _corrected_text(response, erratum)
+    if corrected is not None:
+        # The corrected feedback in place, the attempt's own one step away ("as shown in your attempt").
+        for option, choice_id in zip(options, response.choice_order, strict=True):
+            option["shown_feedback"] = option["feedback"]
+            option["feedback"] = render_inline_markdown(corrected.choice_feedback(choice_id))
+            option["feedback_corrected"] = option["feedback"] != option["shown_feedback"]
     notice = None
     if erratum is not None:
         published = [choice.pk for choice in erratum.published_key.all()]
@@ -641,6 +649,7 @@ def _result_item(response: Response, erratum: Erratum | None, *, held: bool = Fa
                 {"letter": letter.get(pk, "?"), "text": render_inline_markdown(response.version.choice_text(pk))} for pk in published
             ],
             "corrected": [option for option in options if option["is_key"]],
+            "text": corrected,
         }
     return {
         "response": response,
@@ -649,6 +658,19 @@ def _result_item(response: Response, erratum: Erratum | None, *, held: bool = Fa
         "key_letters": [option["letter"] for option in options if option["is_key"]],
         "notice": notice,
     }
+
+
+def _corrected_text(response: Response, erratum: Erratum | None):
+    """The question's text as the latest confirmed erratum corrected it, when it differs from the attempt's."""
+    corrected = erratum.corrected_version if erratum is not None else None
+    if corrected is None or corrected.pk == response.version_id:
+        return None
+    shown = response.version
+    if corrected.content["explanation"] == shown.content["explanation"] and all(
+        corrected.choice_feedback(pk) == shown.choice_feedback(pk) for pk in response.choice_order
+    ):
+        return None
+    return corrected
 
 
 def _chart(table: list[dict], passing_score: int) -> dict:

@@ -234,3 +234,12 @@ def test_the_question_search_uses_ten_words_in_the_same_number_of_queries(instru
     assert counts[10] == counts[1_500], counts
     assert "Only the first 10 of the 1500 words were searched." in response.content.decode()
     assert "the first 10 words are used" in response.content.decode()
+
+
+def test_a_new_question_starts_on_the_only_exam(instructor_client):
+    only = ExamFactory()
+    page = instructor_client.get(reverse("admin:exams_question_add")).content.decode()
+    assert f'<option value="{only.pk}" selected>' in page
+    ExamFactory()
+    page = instructor_client.get(reverse("admin:exams_question_add")).content.decode()
+    assert f'<option value="{only.pk}" selected>' not in page and '<option value="" selected>' in page

@@ -323,3 +323,16 @@ def test_every_format_of_the_registry_is_offered(instructor_client, exam):
     assert xml["Content-Disposition"] == 'attachment; filename="GENM-questions.xml"'
     assert xml["Content-Type"] == "application/xml; charset=utf-8"
     assert "<text>Chosen</text>" in xml.content.decode()
+
+
+def test_the_preview_shows_each_question_s_stem_and_choices(instructor_client, exam):
+    page = instructor_client.get(upload(instructor_client, exam).url).content.decode()
+    assert '<td class="import-stem">What does a denoising step remove?</td>' in page
+    assert "<li>A. Predicted noise <strong>(key)</strong></li><li>B. Signal</li>" in page
+    assert "<li>C. Pie</li>" in page
+
+
+def test_the_only_exam_is_preselected(instructor_client, exam):
+    assert instructor_client.get(IMPORT_URL).context["form"]["exam"].value() == exam.pk
+    DomainFactory()  # a second exam: now there is a choice to make
+    assert instructor_client.get(IMPORT_URL).context["form"]["exam"].value() is None

@@ -1,5 +1,6 @@
 """Tests for all-or-nothing grading, scores, pass marks and erratum keys."""
 
+from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 from exams.grading import (
     AttemptGrade,
     DomainResult,
+    ConfirmedErratum,
     ItemKey,
     Policy,
     Slot,
@@ -206,36 +208,44 @@ def test_score_percent_matches_decimal_rounding(right: int, extra: int) -> None:
     assert score_percent(right=right, total=total) == exact
 
 
-# --- key_for ------------------------------------------------------------------------
+# --- key_for: confirmed errata folded in order -------------------------------------
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("finished_before_confirmation", [True, False])
-@pytest.mark.parametrize("policy", [None, Policy.CREDIT_CORRECTED])
-def test_key_for_credit_corrected_uses_only_the_corrected_key(
-    policy: Policy | None, finished_before_confirmation: bool
-) -> None:
+def erratum(policy: Policy, published, hours: int) -> ConfirmedErratum:
+    return ConfirmedErratum(policy=policy, published=frozenset(published), decided_at=T0 + timedelta(hours=hours))
+
+
+BEFORE, BETWEEN, AFTER = T0, T0 + timedelta(hours=1, minutes=30), T0 + timedelta(hours=5)
+
+
+def test_key_for_without_errata_is_the_current_key() -> None:
+    assert key_for(correct=[2], errata=[], finished_at=BEFORE) == ItemKey(correct=frozenset({2}))
+
+
+@pytest.mark.parametrize("finished_at", [BEFORE, AFTER, None])
+def test_key_for_credit_corrected_uses_only_the_corrected_key(finished_at) -> None:
     assert key_for(
-        correct=[2], published=[1], policy=policy, finished_before_confirmation=finished_before_confirmation
+        correct=[2], errata=[erratum(Policy.CREDIT_CORRECTED, [1], 1)], finished_at=finished_at
     ) == ItemKey(correct=frozenset({2}))
 
 
 def test_key_for_credit_either_accepts_the_published_key_for_earlier_attempts() -> None:
-    item = key_for(correct=[2], published=[1], policy=Policy.CREDIT_EITHER, finished_before_confirmation=True)
+    item = key_for(correct=[2], errata=[erratum(Policy.CREDIT_EITHER, [1], 1)], finished_at=BEFORE)
     assert item == ItemKey(correct=frozenset({2}), also_accepted=frozenset({frozenset({1})}))
     assert is_right(selected=frozenset({1}), key=item)
     assert is_right(selected=frozenset({2}), key=item)
 
 
 def test_key_for_credit_either_ignores_the_published_key_for_later_attempts() -> None:
-    item = key_for(correct=[2], published=[1], policy=Policy.CREDIT_EITHER, finished_before_confirmation=False)
+    item = key_for(correct=[2], errata=[erratum(Policy.CREDIT_EITHER, [1], 1)], finished_at=AFTER)
     assert item == ItemKey(correct=frozenset({2}))
     assert not is_right(selected=frozenset({1}), key=item)
 
 
 def test_key_for_credit_either_with_multiple_select_keys() -> None:
-    item = key_for(
-        correct=[1, 3], published=[1, 2], policy=Policy.CREDIT_EITHER, finished_before_confirmation=True
-    )
+    item = key_for(correct=[1, 3], errata=[erratum(Policy.CREDIT_EITHER, [1, 2], 1)], finished_at=BEFORE)
     assert is_right(selected=frozenset({1, 2}), key=item)
     assert is_right(selected=frozenset({1, 3}), key=item)
     # Credit either key means either whole key, not any mix of the two.
@@ -244,16 +254,64 @@ def test_key_for_credit_either_with_multiple_select_keys() -> None:
 
 
 def test_key_for_credit_either_without_a_published_key() -> None:
-    item = key_for(correct=[2], published=None, policy=Policy.CREDIT_EITHER, finished_before_confirmation=True)
+    item = key_for(correct=[2], errata=[erratum(Policy.CREDIT_EITHER, [], 1)], finished_at=BEFORE)
     assert item == ItemKey(correct=frozenset({2}))
 
 
-@pytest.mark.parametrize("finished_before_confirmation", [True, False])
-def test_key_for_void(finished_before_confirmation: bool) -> None:
-    item = key_for(
-        correct=[2], published=[1], policy=Policy.VOID, finished_before_confirmation=finished_before_confirmation
-    )
+@pytest.mark.parametrize("finished_at", [BEFORE, AFTER])
+def test_key_for_void(finished_at) -> None:
+    item = key_for(correct=[2], errata=[erratum(Policy.VOID, [1], 1)], finished_at=finished_at)
     assert item.void
+
+
+def test_a_second_credit_either_with_the_same_key_keeps_the_first_ones_credit() -> None:
+    # A→B credit either, then a second credit-either whose published key is already B: the
+    # bug this fold fixes read only the second, and took the A credit back.
+    errata = [erratum(Policy.CREDIT_EITHER, [1], 1), erratum(Policy.CREDIT_EITHER, [2], 2)]
+    assert is_right(selected=frozenset({1}), key=key_for(correct=[2], errata=errata, finished_at=BEFORE))
+    assert not is_right(selected=frozenset({1}), key=key_for(correct=[2], errata=errata, finished_at=BETWEEN))
+
+
+def test_each_credit_either_accepts_its_own_published_key_for_attempts_before_it() -> None:
+    # A→B at 1h, B→C at 2h, both credit either.
+    errata = [erratum(Policy.CREDIT_EITHER, [1], 1), erratum(Policy.CREDIT_EITHER, [2], 2)]
+    before, between, after = (key_for(correct=[3], errata=errata, finished_at=t) for t in (BEFORE, BETWEEN, AFTER))
+    assert before.also_accepted == {frozenset({1}), frozenset({2})}
+    assert between.also_accepted == {frozenset({2})}
+    assert after == ItemKey(correct=frozenset({3}))
+
+
+def test_a_void_anywhere_in_the_fold_voids_the_item() -> None:
+    errata = [erratum(Policy.VOID, [1], 1), erratum(Policy.CREDIT_EITHER, [1], 2)]
+    assert key_for(correct=[2], errata=errata, finished_at=BEFORE).void
+
+
+@given(
+    policies=st.lists(st.sampled_from([Policy.CREDIT_CORRECTED, Policy.CREDIT_EITHER]), min_size=1, max_size=4),
+    keys=st.lists(st.integers(1, 4), min_size=5, max_size=5),
+    finished_hours=st.integers(0, 6),
+    extra=st.sampled_from([Policy.CREDIT_EITHER, Policy.CREDIT_CORRECTED, Policy.VOID]),
+)
+def test_a_later_credit_either_never_withdraws_an_accepted_answer(policies, keys, finished_hours, extra) -> None:
+    """For an attempt finished before it, appending an erratum accepts everything accepted
+    before, except after a void, and except the key a credit-corrected one corrects away from."""
+    # Erratum i corrects keys[i] to keys[i + 1], confirmed at hour i + 1; the attempt
+    # finished half an hour past some hour before the new erratum's.
+    errata = [erratum(policy, [keys[i]], i + 1) for i, policy in enumerate(policies)]
+    finished_at = T0 + timedelta(hours=min(finished_hours, len(policies)), minutes=30)
+    current = keys[len(policies)]
+    before = key_for(correct=[current], errata=errata, finished_at=finished_at)
+    following = keys[(len(policies) + 1) % len(keys)]
+    after = key_for(
+        correct=[following], errata=[*errata, erratum(extra, [current], len(policies) + 1)], finished_at=finished_at
+    )
+    if extra == Policy.VOID:
+        assert after.void
+        return
+    for accepted in before.also_accepted | {before.correct}:
+        withdrawn_by_correction = extra == Policy.CREDIT_CORRECTED and accepted == frozenset({current})
+        if not withdrawn_by_correction:
+            assert is_right(selected=accepted, key=after), (accepted, errata)
 
 
 def test_policy_values_are_stable() -> None:

@@ -109,3 +109,31 @@ def test_every_leitner_item_becomes_a_review_card(learner, other_learner):
             assert card.due == datetime.combine(due_on, time.min, tzinfo=ZoneInfo(zones[user_id]))
     finally:
         migrate_to_latest()
+
+
+def test_existing_reports_get_the_slot_they_came_from(django_user_model):
+    old = migrate(("exams", "0019_i18a_errata_text_and_slot"))
+    try:
+        get = lambda name: old.get_model("exams", name)  # noqa: E731
+        User = old.get_model("auth", "User")
+        exam = get("Exam").objects.create(code="MIG-2", title="Migration", question_count=1, time_limit_minutes=10, passing_score=70)
+        domain = get("Domain").objects.create(exam=exam, name="Only", weight=100, order=1)
+        question = get("Question").objects.create(exam=exam, domain=domain, title="Q", stem="Stem")
+        version = get("QuestionVersion").objects.create(question=question, number=1, content={}, digest="0" * 64)
+        erratum = get("Erratum").objects.create(question=question, status="reported")
+        reporter, silent = User.objects.create(username="reporter"), User.objects.create(username="silent")
+        slots = {}
+        for user in (reporter, silent):
+            attempt = get("Attempt").objects.create(user=user, exam=exam, status="submitted", finished_at="2026-01-01T00:00Z")
+            slots[user.pk] = get("Response").objects.create(
+                attempt=attempt, position=1, question=question, version=version, domain=domain, choice_order=[],
+            )
+        get("Dispute").objects.create(erratum=erratum, learner=reporter, reason="x")
+        stranger = User.objects.create(username="stranger")  # reported with no slot to find
+        get("Dispute").objects.create(erratum=erratum, learner=stranger, reason="y")
+
+        new = migrate(("exams", "0020_i18a_dispute_slot_fill"))
+        filled = dict(new.get_model("exams", "Dispute").objects.values_list("learner__username", "response_id"))
+        assert filled == {"reporter": slots[reporter.pk].pk, "stranger": None}
+    finally:
+        migrate_to_latest()

@@ -1,9 +1,12 @@
 """Errata confirmation and the set-based regrade: policies, records, review, idempotence, locking."""
 import threading
+from collections import Counter
+from io import StringIO
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.core.management import call_command
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -29,6 +32,7 @@ from exams.models import (
     ReviewCard,
 )
 from exams.regrade import (
+    PreviewOutdated,
     passed_sql,
     score_sql,
     erratum_confirm,
@@ -36,7 +40,7 @@ from exams.regrade import (
     regrade_question,
     score_changes_for,
 )
-from exams.services import confirmed_keys, domain_results
+from exams.services import attempt_finish, confirmed_keys, domain_results
 from tests.factories import DomainFactory, ExamFactory, QuestionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -77,7 +81,7 @@ def start_attempt(*, user, exam, answers: dict[Question, str], mode: str = Attem
 def finish(attempt: Attempt, *, expired: bool = False) -> Attempt:
     with transaction.atomic():
         locked = Attempt.objects.select_for_update().select_related("exam").get(pk=attempt.pk)
-        locked.finish(expired=expired)
+        attempt_finish(attempt=locked, expired=expired)
     return Attempt.objects.get(pk=attempt.pk)
 
 
@@ -131,7 +135,7 @@ class TestCreditCorrected:
         event = erratum_confirm(
             erratum=erratum, policy=ErratumPolicy.CREDIT_CORRECTED, corrected_choice_ids=choice_ids(q, "B"),
             user=instructor, note="B is right: the published key confused the two.",
-        )
+        ).event
 
         assert set(q.choices.filter(is_correct=True).values_list("label", flat=True)) == {"B"}
         erratum.refresh_from_db()
@@ -157,7 +161,7 @@ class TestCreditCorrected:
         alice, *_ = learners
         exam, (q, q2, q3, q4) = make_bank(passing_score=50)
         a = finished_attempt(user=alice, exam=exam, answers={q: "B", q2: "A", q3: "A", q4: "A"})
-        event = erratum_confirm(erratum=report(q), policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"))
+        event = erratum_confirm(erratum=report(q), policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B")).event
         assert result(a)[:4] == (4, 4, Decimal("100.00"), True)
         assert (event.attempts_touched, event.scores_changed, event.pass_flips) == (1, 1, 0)
 
@@ -166,7 +170,7 @@ class TestCreditCorrected:
         exam, (q, q2, *_) = make_bank(questions=2)
         expired = finish(start_attempt(user=alice, exam=exam, answers={q: "B", q2: "A"}), expired=True)
         running = start_attempt(user=bob, exam=exam, answers={q: "B", q2: "A"})
-        event = erratum_confirm(erratum=report(q), policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"))
+        event = erratum_confirm(erratum=report(q), policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B")).event
         assert Attempt.objects.get(pk=expired.pk).status == AttemptStatus.EXPIRED
         assert result(expired)[:4] == (2, 2, Decimal("100.00"), True)
         assert event.attempts_touched == 1
@@ -197,7 +201,7 @@ class TestCreditEither:
         b = finished_attempt(user=bob, exam=exam, answers={q: "B", q2: "A"})
         c = finished_attempt(user=carol, exam=exam, answers={q: "C", q2: "A"})
         backdate(a, b, c)
-        event = erratum_confirm(erratum=report(q), policy="credit_either", corrected_choice_ids=choice_ids(q, "B"))
+        event = erratum_confirm(erratum=report(q), policy="credit_either", corrected_choice_ids=choice_ids(q, "B")).event
         assert (is_correct(a, q), is_correct(b, q), is_correct(c, q)) == (True, True, False)
         assert result(a)[:4] == (2, 2, Decimal("100.00"), True)
         assert result(b)[:4] == (2, 2, Decimal("100.00"), True)
@@ -238,7 +242,7 @@ class TestVoid:
         before = domain_results(attempts=[a, b])
         assert before[a.pk][q.domain_id] == (1, 2) and before[b.pk][q.domain_id] == (1, 2)
 
-        event = erratum_confirm(erratum=report(q), policy="void", corrected_choice_ids=[])
+        event = erratum_confirm(erratum=report(q), policy="void", corrected_choice_ids=[]).event
 
         q.refresh_from_db()
         assert not q.is_active
@@ -315,7 +319,7 @@ class TestRegradeAgain:
             for learner, picks in zip(learners, ["A", "B", "C", ""], strict=True)
         ]
         backdate(*attempts)
-        first = erratum_confirm(erratum=report(q), policy=policy, corrected_choice_ids=choice_ids(q, "B"))
+        first = erratum_confirm(erratum=report(q), policy=policy, corrected_choice_ids=choice_ids(q, "B")).event
         after_first = [result(a) for a in attempts]
         picks_first = list(Response.objects.order_by("pk").values_list("pk", "is_correct"))
 
@@ -333,6 +337,201 @@ class TestRegradeAgain:
         report(q)
         with pytest.raises(ValueError, match="no confirmed erratum"):
             regrade_question(question=q)
+
+
+# --- successive errata compose ------------------------------------------------------
+
+
+def shift_decision(erratum: Erratum, *, hours_ago: float) -> None:
+    Erratum.objects.filter(pk=erratum.pk).update(decided_at=timezone.now() - timedelta(hours=hours_ago))
+
+
+def backdate_to(attempts, *, hours_ago: float) -> None:
+    Attempt.objects.filter(pk__in=[a.pk for a in attempts]).update(finished_at=timezone.now() - timedelta(hours=hours_ago))
+
+
+class TestSuccessiveErrata:
+    """Three credit-either confirmations in a row on one question, with attempts finished
+    before, between and after them; every score against a recount written out by hand."""
+
+    # What earns credit on the question for an attempt finished in each phase, by the rule
+    # itself (not by the code under test): the current key C; each credit-either erratum's
+    # published key for attempts finished before it (e1: A, before 3 h ago; e2 and e3: B,
+    # before 2 h and 1 h ago).
+    ACCEPTED = {0: {"A", "B", "C"}, 1: {"B", "C"}, 2: {"B", "C"}, 3: {"C"}}
+
+    def test_three_confirmations_in_a_row_never_take_back_credit(self, learners):
+        exam, (q, q2, q3) = make_bank(questions=3)
+        phases: dict[int, list[tuple[Attempt, str]]] = {}
+        scores: dict[int, Decimal] = {}
+
+        def take(phase: int, *, hours_ago: float | None) -> None:
+            taken = []
+            for learner, pick in zip(learners, "ABCD", strict=True):
+                taken.append((finished_attempt(user=learner, exam=exam, answers={q: pick, q2: "A", q3: "B"}), pick))
+            if hours_ago is not None:
+                backdate_to([a for a, _ in taken], hours_ago=hours_ago)
+            phases[phase] = taken
+
+        def confirm(corrected: str, *, hours_ago: float) -> RegradeEvent:
+            before = {a.pk: a.score for a in Attempt.objects.all()}
+            erratum = report(q)
+            event = erratum_confirm(erratum=erratum, policy="credit_either", corrected_choice_ids=choice_ids(q, corrected)).event
+            shift_decision(erratum, hours_ago=hours_ago)
+            after = {a.pk: a.score for a in Attempt.objects.all()}
+            assert all(after[pk] >= score for pk, score in before.items()), "a credit-either erratum lowered a score"
+            return event
+
+        take(0, hours_ago=4)
+        first = confirm("B", hours_ago=3)  # A → B
+        take(1, hours_ago=2.5)
+        # The same key again: before the fold this one erratum was all grading read, and
+        # as its published key is already B, A's credit from the first was taken back.
+        second = confirm("B", hours_ago=2)
+        take(2, hours_ago=1.5)
+        third = confirm("C", hours_ago=1)  # B → C
+        take(3, hours_ago=None)
+
+        assert (first.scores_changed, second.scores_changed) == (1, 0)
+        assert third.scores_changed == 3  # C gains in phases 0–2; B keeps its credit in all three
+        everyone = []
+        for phase, taken in phases.items():
+            for attempt, pick in taken:
+                right_on_q = pick in self.ACCEPTED[phase]
+                # q2 "A" is right, q3 "B" is wrong: the rest of the attempt holds 1 of 2.
+                expected = (1 + right_on_q, 3, grading.score_percent(right=1 + right_on_q, total=3))
+                assert result(attempt)[:3] == expected, (phase, pick)
+                assert is_correct(attempt, q) is right_on_q
+                everyone.append(attempt)
+        assert_graded_from_scratch(everyone)
+
+    def test_the_refold_command_puts_right_grades_the_latest_erratum_alone_got_wrong(self, learners):
+        exam, (q, q2) = make_bank(questions=2)
+        early = finished_attempt(user=learners[0], exam=exam, answers={q: "A", q2: "A"})
+        backdate_to([early], hours_ago=4)
+        first = report(q)
+        erratum_confirm(erratum=first, policy="credit_either", corrected_choice_ids=choice_ids(q, "B"))
+        shift_decision(first, hours_ago=3)
+        erratum_confirm(erratum=report(q), policy="credit_either", corrected_choice_ids=choice_ids(q, "B"))
+        single = QuestionFactory(domain=q.domain, exam=exam, keys=["A"])
+        erratum_confirm(erratum=report(single), policy="credit_corrected", corrected_choice_ids=choice_ids(single, "B"))
+        assert result(early)[:3] == (2, 2, Decimal("100.00"))
+        # As the latest-erratum-only regrade left it: A's credit taken back.
+        Response.objects.filter(attempt=early, question=q).update(is_correct=False)
+        Attempt.objects.filter(pk=early.pk).update(right_count=1, score=Decimal("50.00"), passed=False)
+        events = RegradeEvent.objects.count()
+
+        out = StringIO()
+        call_command("refold_errata", stdout=out)
+
+        assert result(early)[:4] == (2, 2, Decimal("100.00"), True)
+        assert RegradeEvent.objects.count() == events + 1  # one question has two errata
+        assert "1 score(s) changed" in out.getvalue() and "Re-folded 1 question " in out.getvalue()
+        call_command("refold_errata", stdout=out)
+        assert RegradeEvent.objects.latest("pk").scores_changed == 0
+
+
+# --- the dry run --------------------------------------------------------------------
+
+
+def everything_stored() -> tuple:
+    """What a confirmation may write, to compare before and after a dry run."""
+    return (
+        list(Attempt.objects.order_by("pk").values_list("pk", "right_count", "total_count", "score", "passed")),
+        list(Response.objects.order_by("pk").values_list("pk", "is_correct")),
+        list(Choice.objects.order_by("pk").values_list("pk", "is_correct", "feedback")),
+        list(Question.objects.order_by("pk").values_list("pk", "is_active", "explanation")),
+        list(Erratum.objects.order_by("pk").values_list("pk", "status", "policy", "decided_at", "corrected_version")),
+        list(QuestionVersion.objects.order_by("pk").values_list("pk", "content")),
+        list(ReviewCard.objects.order_by("pk").values_list("pk", "stability", "difficulty", "due")),
+        RegradeEvent.objects.count(), RegradeChange.objects.count(),
+    )
+
+
+def generated_attempts(*, seed: int, count: int = 24):
+    """An exam of three questions and `count` finished attempts picking at random, half before the confirmation."""
+    import random
+
+    rng = random.Random(seed)
+    exam, bank = make_bank(questions=3, passing_score=60)
+    attempts = []
+    for index in range(count):
+        answers = {question: rng.choice(["A", "B", "C", "D", ""]) for question in bank}
+        attempts.append(finished_attempt(user=UserFactory(username=f"gen{seed}-{index}"), exam=exam, answers=answers))
+    backdate(*attempts[: count // 2])
+    return exam, bank, attempts
+
+
+@pytest.mark.parametrize("policy", ErratumPolicy.values)
+def test_the_dry_run_shows_what_the_committed_regrade_then_does(policy):
+    exam, (q, *_), attempts = generated_attempts(seed=len(policy))
+    erratum = report(q)
+    Attempt.objects.filter(pk__in=[a.pk for a in attempts[::5]]).update(score=None)  # a few never graded
+    before = everything_stored()
+    arguments = {"erratum": erratum, "policy": policy, "corrected_choice_ids": choice_ids(q, "B"),
+                 "explanation": "Corrected.", "feedback": {min(choice_ids(q, "A")): "Not this one."}}
+
+    dry = erratum_confirm(**arguments, dry_run=True)
+
+    assert dry.event is None
+    assert everything_stored() == before
+    assert dry.summary.attempts_touched == len(attempts) and dry.summary.scores_changed > 0
+    committed = erratum_confirm(**arguments, expected=dry.summary.digest())
+    assert committed.summary == dry.summary
+    event = committed.event
+    assert (event.attempts_touched, event.scores_changed, event.pass_flips) == (
+        dry.summary.attempts_touched, dry.summary.scores_changed, dry.summary.pass_flips,
+    )
+    # The distribution and the learners, recounted from the records the regrade kept.
+    changes = list(event.changes.select_related("attempt"))
+    moved = [c for c in changes if c.old_score != c.new_score]
+    assert dict(dry.summary.distribution) == dict(Counter(c.new_score - c.old_score for c in moved))
+    assert dry.summary.learners_affected == len({c.attempt.user_id for c in moved})
+    assert (dry.summary.to_pass, dry.summary.to_fail) == (
+        sum(not c.old_passed and c.new_passed for c in changes), sum(c.old_passed and not c.new_passed for c in changes),
+    )
+    assert dry.summary.raised + dry.summary.lowered == dry.summary.scores_changed
+
+
+def test_a_confirm_whose_numbers_moved_since_the_preview_keeps_nothing_and_says_the_new_ones(learners):
+    exam, (q, q2) = make_bank(questions=2)
+    finished_attempt(user=learners[0], exam=exam, answers={q: "B", q2: "A"})
+    erratum = report(q)
+    arguments = {"erratum": erratum, "policy": "credit_corrected", "corrected_choice_ids": choice_ids(q, "B")}
+    dry = erratum_confirm(**arguments, dry_run=True)
+    finished_attempt(user=learners[1], exam=exam, answers={q: "B", q2: "A"})
+    before = everything_stored()
+    with pytest.raises(PreviewOutdated) as outdated:
+        erratum_confirm(**arguments, expected=dry.summary.digest())
+    assert everything_stored() == before
+    assert (dry.summary.scores_changed, outdated.value.summary.scores_changed) == (1, 2)
+    assert erratum_confirm(**arguments, expected=outdated.value.summary.digest()).event.scores_changed == 2
+
+
+def test_corrected_text_is_a_new_version_and_too_long_text_changes_nothing(learners):
+    exam, (q, q2) = make_bank(questions=2)
+    attempt = finished_attempt(user=learners[0], exam=exam, answers={q: "A", q2: "A"})
+    shown = Response.objects.get(attempt=attempt, question=q).version
+    erratum = report(q)
+    a = min(choice_ids(q, "A"))
+    with pytest.raises(ValueError, match="at most 2,000"):
+        erratum_confirm(erratum=erratum, policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"), feedback={a: "x" * 2001})
+    with pytest.raises(ValueError, match="not choices of question"):
+        erratum_confirm(erratum=erratum, policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"), feedback={min(choice_ids(q2, "A")): "x"})
+    assert Erratum.objects.get(pk=erratum.pk).status == ErratumStatus.REPORTED
+    erratum_confirm(
+        erratum=erratum, policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B"),
+        explanation="B is right because …", feedback={a: "Not A: that was the published key's mistake."},
+    )
+    erratum.refresh_from_db()
+    corrected = erratum.corrected_version
+    assert corrected.number == shown.number + 1
+    assert corrected.content["explanation"] == "B is right because …"
+    assert corrected.choice_feedback(a) == "Not A: that was the published key's mistake."
+    assert shown.content["explanation"] == "Because the key is right."  # the attempt's own text is kept
+    # The corrected version stays frozen: a later edit makes another version.
+    Question.objects.filter(pk=q.pk).update(explanation="Edited again.")
+    assert QuestionVersion.objects.current_for([Question.objects.get(pk=q.pk)])[q.pk].pk != corrected.pk
 
 
 # --- validation and rejection -------------------------------------------------------
@@ -478,7 +677,7 @@ def confirm_with_queries(*, attempts: int) -> tuple[int, RegradeEvent]:
         finished_attempt(user=user, exam=exam, answers={q: "ABC"[index % 3], q2: "A"})
     erratum = report(q)
     with CaptureQueriesContext(connection) as queries:
-        event = erratum_confirm(erratum=erratum, policy="credit_either", corrected_choice_ids=choice_ids(q, "B"))
+        event = erratum_confirm(erratum=erratum, policy="credit_either", corrected_choice_ids=choice_ids(q, "B")).event
     return len(queries), event
 
 
@@ -621,7 +820,7 @@ def test_an_attempt_finalized_during_a_confirmation_ends_graded_by_the_new_key(k
                     confirmed_keys(attempt=row, question_ids=[q.pk, q2.pk])
                 locked.set()
                 release.wait(timeout=20)
-                row.finish(expired=False)
+                attempt_finish(attempt=row, expired=False)
         except Exception as exc:  # reported to the test below
             outcome["finalize"] = exc
         finally:
@@ -631,7 +830,7 @@ def test_an_attempt_finalized_during_a_confirmation_ends_graded_by_the_new_key(k
         try:
             outcome["event"] = erratum_confirm(
                 erratum=erratum, policy="credit_corrected", corrected_choice_ids=choice_ids(q, "B")
-            )
+            ).event
         except Exception as exc:
             outcome["confirm"] = exc
         finally:

@@ -34,7 +34,7 @@ from exams.regrade import erratum_confirm
 erratum = Erratum.objects.get(pk={erratum})
 print("ready", flush=True)
 sys.stdin.readline()
-event = erratum_confirm(erratum=erratum, policy="credit_corrected", corrected_choice_ids=[{b}], note=None)
+event = erratum_confirm(erratum=erratum, policy="credit_corrected", corrected_choice_ids=[{b}], note=None).event
 emit({{"touched": event.attempts_touched, "changed": event.scores_changed}})
 """
 

@@ -72,7 +72,7 @@ class Command(BaseCommand):
         ResponseChoice.objects.bulk_create(picks)
         Response.objects.bulk_update(responses, ["answered_at"])
         if mode == AttemptMode.MOCK:
-            attempt.finish(expired=False)
+            services.attempt_finish(attempt=attempt, expired=False)
         else:
             for response in responses:
                 response.refresh_from_db()
