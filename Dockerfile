@@ -10,6 +10,7 @@ COPY config ./config
 COPY exams ./exams
 COPY accounts ./accounts
 COPY jobs ./jobs
+COPY cohorts ./cohorts
 RUN python -m venv /venv && /venv/bin/pip install --upgrade pip && /venv/bin/pip install -e .
 
 FROM python:3.12-slim

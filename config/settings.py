@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "accounts",
     "exams",
     "jobs",
+    "cohorts",
 ]
 
 MIDDLEWARE = [

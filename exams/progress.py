@@ -2,13 +2,22 @@
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
+from django.db.models import QuerySet
 
 from exams import readiness, sampling
 from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewItem
 
 # Mastery looks at this many of the learner's latest answered responses per domain.
 MASTERY_WINDOW = 50
+# The responses mastery counts, in SQL over a response r of a finished attempt a; the one
+# statement of the rule, shared by the learner's dashboard and the cohort report. A mock's
+# every slot counts (unanswered is wrong); elsewhere a slot counts once graded, i.e.
+# answered in a finished session (checked, or graded at submit). Void slots never.
+COUNTED_RESPONSE = f"r.is_correct IS NOT NULL AND (a.mode = '{AttemptMode.MOCK.value}' OR r.answered_at IS NOT NULL)"
+# When a counted response was given, for "latest": a mock's unanswered slot takes its attempt's finish.
+RESPONSE_STAMP = "COALESCE(r.answered_at, a.finished_at)"
 # Mock scores drawn on the trend chart.
 TREND_LENGTH = 20
 
@@ -85,12 +94,6 @@ def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
             WHERE user_id = %s AND exam_id = %s AND status IN (%s, %s)
         )"""]
     params: list = [user.pk, exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED]
-    # A mock's every slot counts (unanswered is wrong); elsewhere a slot counts once graded,
-    # i.e. answered in a finished session (checked, or graded at submit). Void slots never.
-    # A mock's unanswered slot takes its attempt's finish as its time.
-    mock = AttemptMode.MOCK.value
-    counted = f"r.is_correct IS NOT NULL AND (a.mode = '{mock}' OR r.answered_at IS NOT NULL)"
-    stamp = "COALESCE(r.answered_at, a.finished_at)"
     selects, skipped = [], "1 = 1"
     for tier, size in enumerate((*MASTERY_TIERS, None), start=1):
         in_tier = f"a.k <= {size}" if size else "1 = 1"
@@ -99,11 +102,11 @@ def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
             SELECT domain_id, SUM(CASE WHEN is_correct THEN 1 ELSE 0 END) AS right_count,
                    COUNT(*) AS answered, MIN(answered_at) AS oldest
             FROM (
-                SELECT r.domain_id AS domain_id, r.is_correct AS is_correct, {stamp} AS answered_at,
-                       ROW_NUMBER() OVER (PARTITION BY r.domain_id ORDER BY {stamp} DESC, r.id DESC) AS n
+                SELECT r.domain_id AS domain_id, r.is_correct AS is_correct, {RESPONSE_STAMP} AS answered_at,
+                       ROW_NUMBER() OVER (PARTITION BY r.domain_id ORDER BY {RESPONSE_STAMP} DESC, r.id DESC) AS n
                 FROM {response} r
                 JOIN recent a ON a.id = r.attempt_id
-                WHERE {in_tier} AND {counted} AND {skipped}
+                WHERE {in_tier} AND {COUNTED_RESPONSE} AND {skipped}
             ) numbered
             WHERE n <= %s
             GROUP BY domain_id
@@ -128,6 +131,52 @@ def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
         )
         skipped += f" AND NOT (SELECT ok FROM enough{tier})"
     return "WITH " + ",".join(ctes) + "\n" + "\nUNION ALL\n".join(selects), params
+
+
+def standings_of_learners(*, learners: QuerySet, exam: Exam) -> dict[int, dict[int, DomainStanding]]:
+    """domain_standings for many learners at once: per learner id, per domain id. One query.
+
+    `learners` is a queryset of users (a cohort's members, say), read as a subquery. The
+    rule is domain_standings' own (COUNTED_RESPONSE, RESPONSE_STAMP): the latest
+    MASTERY_WINDOW counted responses per domain in finished attempts of every mode. Without the dashboard's tiers: a report over many
+    learners numbers their whole histories once, instead of three statements per learner.
+    """
+    response, attempt = Response._meta.db_table, Attempt._meta.db_table
+    try:
+        learner_sql, learner_params = learners.order_by().values("pk").query.get_compiler(using="default").as_sql()
+    except EmptyResultSet:
+        return {}
+    sql = f"""
+        SELECT user_id, domain_id, SUM(CASE WHEN is_correct THEN 1 ELSE 0 END), COUNT(*)
+        FROM (
+            SELECT a.user_id AS user_id, r.domain_id AS domain_id, r.is_correct AS is_correct,
+                   ROW_NUMBER() OVER (
+                       PARTITION BY a.user_id, r.domain_id ORDER BY {RESPONSE_STAMP} DESC, r.id DESC
+                   ) AS n
+            FROM {response} r
+            JOIN {attempt} a ON a.id = r.attempt_id
+            WHERE a.exam_id = %s AND a.status IN (%s, %s) AND a.user_id IN ({learner_sql}) AND {COUNTED_RESPONSE}
+        ) numbered
+        WHERE n <= %s
+        GROUP BY user_id, domain_id
+    """
+    params = [exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED, *learner_params, MASTERY_WINDOW]
+    counts: dict[int, dict[int, tuple[int, int]]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for user_id, domain_id, right, answered in cursor.fetchall():
+            counts.setdefault(user_id, {})[domain_id] = (int(right), int(answered))
+    domains = list(exam.domains.all())
+    return {
+        user_id: {
+            domain.pk: DomainStanding(
+                domain_id=domain.pk, name=domain.name, weight=domain.weight, order=domain.order,
+                right=by_domain.get(domain.pk, (0, 0))[0], answered=by_domain.get(domain.pk, (0, 0))[1],
+            )
+            for domain in domains
+        }
+        for user_id, by_domain in counts.items()
+    }
 
 
 def readiness_estimate(standings: list[DomainStanding], *, exam: Exam) -> readiness.Readiness | None:
