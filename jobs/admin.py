@@ -8,6 +8,7 @@ from django.urls import path
 from django.utils.html import format_html
 
 from jobs.models import Job
+from jobs.services import job_abandon
 
 # htmx stops polling when a response has this status: the job has finished.
 STOP_POLLING = 286
@@ -28,6 +29,7 @@ class JobAdmin(admin.ModelAdmin):
     list_select_related = ["created_by"]
     # The payload may hold a whole uploaded bank: never loaded for the list.
     exclude = ["payload"]
+    actions = ["mark_failed"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).defer("payload")
@@ -37,6 +39,14 @@ class JobAdmin(admin.ModelAdmin):
         if not job.total:
             return "—"
         return format_html("{} of {} ({}%)", f"{job.done:,}", f"{job.total:,}", job.percent)
+
+    @admin.action(description="Mark as failed: their worker stopped (frees the target for a new job)", permissions=["abandon"])
+    def mark_failed(self, request, queryset) -> None:
+        marked = sum(job_abandon(job_id=pk, user=request.user) for pk in queryset.values_list("pk", flat=True))
+        self.message_user(request, f"Marked {marked} queued or running job{'s' if marked != 1 else ''} as failed.")
+
+    def has_abandon_permission(self, request) -> bool:
+        return request.user.is_superuser
 
     def has_add_permission(self, request):
         return False  # jobs start from the work they do (an import, a regrade), not here

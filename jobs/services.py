@@ -22,7 +22,9 @@ from django.utils import timezone
 
 from jobs.models import Job, JobStatus
 
-__all__ = ["JOBS_DATABASE", "JobAlreadyActive", "JobError", "Progress", "job_enqueue", "job_run", "target_of"]
+__all__ = [
+    "JOBS_DATABASE", "JobAlreadyActive", "JobError", "Progress", "job_abandon", "job_enqueue", "job_run", "target_of",
+]
 
 logger = logging.getLogger(__name__)
 JOBS_DATABASE = "jobs"
@@ -121,3 +123,18 @@ def _write_progress(job_id: int, fields: dict) -> None:
         # Committed at once on its own connection, while the work's transaction is open.
         # (SQLite has one writer at a time, so there the figures show only at the end.)
         Job.objects.using(JOBS_DATABASE).filter(pk=job_id).update(**fields)
+
+
+def job_abandon(*, job_id: int, user) -> bool:
+    """Mark a queued or running job failed because its worker stopped (killed, redeployed).
+
+    Its work ran in one transaction, so a worker that died changed nothing; this only frees
+    the target for a new job. Should the worker in fact still be running, its own ending
+    is recorded over this one.
+    """
+    return bool(
+        Job.objects.active().filter(pk=job_id).update(
+            status=JobStatus.FAILED, finished_at=timezone.now(), payload={}, stage="",
+            error=f"Marked as failed by {user.get_username()}: its worker stopped before it finished. Nothing was changed.",
+        )
+    )

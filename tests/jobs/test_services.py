@@ -146,3 +146,26 @@ def test_the_exam_admin_refreshes_statistics_as_a_job(instructor_client):
     assert job.message == f"Stored the item statistics of 0 questions of {exam.code} over 0 finished mocks; 0 flagged as possibly mis-keyed."
     assert ExamStatistic.objects.filter(exam=exam).count() == 2, "the stored refresh ran"
     assert f"Refresh the item statistics of {exam.code}: succeeded." in response.content.decode()
+
+
+def test_a_superuser_marks_a_stuck_job_failed_and_the_target_is_free_again(client, instructor):
+    from django.urls import reverse
+
+    from tests.factories import UserFactory
+
+    exam = ExamFactory()
+    stuck = Job.objects.create(kind="rename", target=target_of(exam), title="Rename", status=JobStatus.RUNNING)
+    done = Job.objects.create(kind="rename", target="other", title="Done", status=JobStatus.SUCCEEDED)
+    data = {"action": "mark_failed", "_selected_action": [stuck.pk, done.pk]}
+    changelist = reverse("admin:jobs_job_changelist")
+
+    client.force_login(instructor)  # may see jobs, not mark them
+    assert "mark_failed" not in client.get(changelist).content.decode()
+    client.force_login(UserFactory(username="root", is_staff=True, is_superuser=True))
+    response = client.post(changelist, data, follow=True)
+
+    assert "Marked 1 queued or running job as failed." in response.content.decode()
+    stuck.refresh_from_db()
+    assert stuck.status == JobStatus.FAILED and stuck.error.startswith("Marked as failed by root: its worker stopped")
+    assert Job.objects.get(pk=done.pk).status == JobStatus.SUCCEEDED
+    job_enqueue(kind="rename", target=target_of(exam), title="Rename again", task=do_nothing_task)
