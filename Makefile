@@ -28,6 +28,7 @@ run: venv
 	$(RUN_ENV) $(PY) manage.py load_bank
 	$(RUN_ENV) PORT=$(PORT) $(PY) manage.py create_demo_accounts
 	$(RUN_ENV) $(PY) manage.py create_demo_history
+	$(RUN_ENV) $(PY) manage.py create_demo_cohort
 	@echo "Serving certprep on http://127.0.0.1:$(PORT), with a background worker  (Ctrl-C stops both)"
 	@# The worker runs large imports and finishes expired attempts every minute; it stops with the server.
 	$(RUN_ENV) $(PY) manage.py worker --no-reload & worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT; \

@@ -367,3 +367,16 @@ def test_a_large_cohort_is_paginated(client, instructor, cohort, exam):
     assert len(first.context["rows"]) == MEMBERS_PER_PAGE and "Page 1 of 3" in first.content.decode()
     assert len(last.context["rows"]) == 5 and "Previous" in last.content.decode()
     assert client.get(url, {"page": "nonsense"}).status_code == 200
+
+
+def test_the_demo_cohort_is_made_once(nca_genm):
+    from django.core.management import call_command
+
+    call_command("create_demo_accounts", stdout=io.StringIO())
+    call_command("create_demo_cohort", stdout=io.StringIO())
+    call_command("create_demo_cohort", stdout=io.StringIO())
+
+    cohort = Cohort.objects.get(name="Demo cohort")
+    assert (cohort.owner.username, cohort.exam, [m.learner.username for m in cohort.memberships.all()]) == (
+        "instructor", nca_genm, ["learner"])
+    assert Invitation.objects.usable().filter(cohort=cohort).count() == 1
