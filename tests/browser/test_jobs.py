@@ -9,13 +9,14 @@ from tests.factories import DomainFactory, ExamFactory
 from tests.jobs.test_worker import run_worker
 
 
-def test_the_import_page_shows_a_large_import_finish_without_a_reload(page, live_server, instructor, database_tasks):
+def test_the_import_page_shows_a_large_import_finish_without_a_reload(page, live_server, instructor, database_tasks, screenshot):
     exam = ExamFactory(code="GENM", title="Generative AI")
     DomainFactory(exam=exam, name="Data", order=1, weight=100)
     text = "$CATEGORY: $course$/top/Data\n\n" + "\n\n".join(f"::Q{n}::Question {n}?{{=a ~b ~c}}" for n in range(501))
     log_in_as(page, live_server, instructor)
     page.goto(f"{live_server.url}/admin/exams/question/import/")
-    expect(page.get_by_text("No large import yet.")).to_be_visible()
+    expect(page.get_by_text("An import of more than 500 questions runs in the background")).to_be_visible()
+    expect(page.get_by_role("heading", name="Large imports")).to_have_count(0)
 
     choose_and_upload(page, name="big.gift", text=text)
     page.get_by_role("button", name="Import 501 questions").click()
@@ -35,6 +36,7 @@ def test_the_import_page_shows_a_large_import_finish_without_a_reload(page, live
     expect(status.locator("progress")).to_have_attribute("value", "1002")
     assert Job.objects.get().status == JobStatus.SUCCEEDED and Question.objects.count() == 501
     assert_accessible(page)
+    screenshot(page, "admin-import-job")
     status.get_by_role("link", name="Import 501 questions from big.gift into GENM").click()
     expect(page.get_by_role("heading", name="Import 501 questions from big.gift into GENM")).to_be_visible()
     expect(page.get_by_role("status")).to_contain_text("Succeeded")
