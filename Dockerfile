@@ -1,5 +1,6 @@
 # certprep: the same steps as `make run`/`make test` (venv, pip install -e ., collectstatic),
-# then gunicorn as a non-root user. docker-compose.yml migrates and loads the bank at start.
+# then gunicorn as a non-root user. docker-compose.yml migrates and loads the bank at start,
+# and runs the same image as the background worker (`manage.py worker`, as `make run` does).
 
 FROM python:3.12-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -8,6 +9,8 @@ COPY pyproject.toml README.md ./
 COPY config ./config
 COPY exams ./exams
 COPY accounts ./accounts
+COPY jobs ./jobs
+COPY cohorts ./cohorts
 RUN python -m venv /venv && /venv/bin/pip install --upgrade pip && /venv/bin/pip install -e .
 
 FROM python:3.12-slim

@@ -28,8 +28,11 @@ run: venv
 	$(RUN_ENV) $(PY) manage.py load_bank
 	$(RUN_ENV) PORT=$(PORT) $(PY) manage.py create_demo_accounts
 	$(RUN_ENV) $(PY) manage.py create_demo_history
-	@echo "Serving certprep on http://127.0.0.1:$(PORT)  (Ctrl-C stops it)"
-	$(RUN_ENV) $(PY) manage.py runserver 127.0.0.1:$(PORT)
+	$(RUN_ENV) $(PY) manage.py create_demo_cohort
+	@echo "Serving certprep on http://127.0.0.1:$(PORT), with a background worker  (Ctrl-C stops both)"
+	@# The worker runs large imports and finishes expired attempts every minute; it stops with the server.
+	$(RUN_ENV) $(PY) manage.py worker --no-reload & worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT; \
+	  $(RUN_ENV) $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 check-chromium:
 	@command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || { \

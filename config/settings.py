@@ -1,4 +1,5 @@
 """certprep settings: one module, configured from the environment (12-factor)."""
+import copy
 from datetime import timedelta
 from pathlib import Path
 
@@ -34,8 +35,11 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "axes",
+    "django_tasks_db",
     "accounts",
     "exams",
+    "jobs",
+    "cohorts",
 ]
 
 MIDDLEWARE = [
@@ -144,6 +148,13 @@ def _database(variable: str = "DATABASE_URL") -> dict:
 
 
 DATABASES = {"default": _database()}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A second connection to the same database, on which a background job's progress
+    # commits while the job's own transaction is still open (jobs.services). Only the
+    # worker uses it, so it has no pool of its own.
+    DATABASES["jobs"] = copy.deepcopy(DATABASES["default"])
+    DATABASES["jobs"]["OPTIONS"].pop("pool", None)
+    DATABASES["jobs"].update(CONN_MAX_AGE=0, CONN_HEALTH_CHECKS=True, TEST={"MIRROR": "default"})
 if envstr("DATABASE_REPLICA_URL"):
     # A streaming replica of the primary, read only by item statistics (config.routers).
     DATABASES["replica"] = _database("DATABASE_REPLICA_URL")
@@ -153,6 +164,12 @@ if envstr("DATABASE_REPLICA_URL"):
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
 DATABASE_ROUTERS = ["config.routers.StatisticsReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Background work (django.tasks): stored in the database by django-tasks-db and run by
+# `manage.py worker` (a service in docker-compose.yml; `make run` starts one).
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+# Started by the worker command; each run schedules the next (jobs.periodic).
+PERIODIC_TASKS = ["exams.tasks.finalize_expired_attempts"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -15,6 +15,7 @@ urlpatterns = [
     path("accounts/login/", account_views.LoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("accounts/", include("accounts.urls")),
+    path("cohorts/", include("cohorts.urls")),
     path("", include("exams.urls")),
 ]
 

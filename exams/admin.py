@@ -64,6 +64,25 @@ class DomainInline(admin.StackedInline):
     fields = ("name", "weight", "order")
 
 
+@admin.action(description="Refresh item statistics of the selected exams (in the background)", permissions=["change"])
+def refresh_statistics_in_background(modeladmin, request, queryset) -> None:
+    from exams.tasks import refresh_statistics
+    from jobs.services import JobAlreadyActive, job_enqueue, target_of
+
+    for exam in queryset:
+        try:
+            job = job_enqueue(
+                kind="refresh_statistics", target=target_of(exam), title=f"Refresh the item statistics of {exam.code}",
+                task=refresh_statistics, total=1, payload={"exam": exam.pk}, user=request.user,
+            )
+        except JobAlreadyActive as busy:
+            job, level, text = busy.job, messages.WARNING, f"Not started again: {busy}"
+        else:
+            level, text = messages.INFO, f"{job.title}: {job.get_status_display().lower()}."
+        url = reverse("admin:jobs_job_change", args=[job.pk])
+        modeladmin.message_user(request, format_html('{} <a href="{}">See its progress</a>.', text, url), level)
+
+
 @admin.register(Exam)
 class ExamAdmin(admin.ModelAdmin):
     list_display = ("code", "title", "question_count", "time_limit_minutes", "passing_score", "is_published", "bank_size")
@@ -71,6 +90,7 @@ class ExamAdmin(admin.ModelAdmin):
     search_fields = ("code", "title")
     inlines = [DomainInline]
     readonly_fields = ("test_statistics",)
+    actions = [refresh_statistics_in_background]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(

@@ -23,6 +23,8 @@ from django.views.decorators.http import require_POST
 from exams.formats import ExportError, NotUtf8Error, ParsedQuestion, choice_label, decode_utf8
 from exams.imports import FORMATS, WEIGHTS_NOTE, ImportSummary, import_bank, parse_upload, write_export
 from exams.models import Domain, Exam
+from jobs.models import Job
+from jobs.services import JobAlreadyActive, JobError, job_enqueue, target_of
 
 __all__ = ["MAX_UPLOAD_BYTES", "QuestionImportExportMixin", "QuestionImportForm"]
 
@@ -34,6 +36,9 @@ SESSION_KEY = "exams.question_import"
 _EXTENSION_LIST = ", ".join(ALLOWED_EXTENSIONS[:-1]) + " or " + ALLOWED_EXTENSIONS[-1]
 # A preview lists this many questions per domain; the counts always cover them all.
 PREVIEW_LIMIT = 200
+# Larger imports run as a background job with progress; smaller ones in the request.
+BACKGROUND_IMPORT_OVER = 500
+IMPORT_JOB = "import_questions"
 
 
 class QuestionImportForm(forms.Form):
@@ -163,6 +168,9 @@ class QuestionImportExportMixin:
             "title": "Import questions",
             "form": form,
             "format_labels": _listing([bank_format.label for bank_format in FORMATS.values()]),
+            # The large imports of the last while, with their progress while they run.
+            "jobs": Job.objects.filter(kind=IMPORT_JOB).defer("payload")[:5],
+            "background_over": BACKGROUND_IMPORT_OVER,
         }
         return TemplateResponse(request, "admin/exams/question/import_form.html", context)
 
@@ -214,6 +222,14 @@ class QuestionImportExportMixin:
                 return self._upload_again(request)
             if exam is None:
                 return self._upload_again(request, reason="The exam of that upload no longer exists.")
+            questions = len(
+                parse_upload(
+                    data=pending["text"].encode("utf-8"), fmt=pending["format"],
+                    skip_unsupported=pending["skip_unsupported"], exam_code=exam.code,
+                ).questions
+            )
+            if questions > BACKGROUND_IMPORT_OVER:
+                return self._import_in_background(request, exam=exam, pending=pending, stored=stored, questions=questions)
             summary = pending_summary(pending=pending, dry_run=False)[1]
             if not summary.ok:
                 # Something changed since the preview (a domain was renamed, say): show why.
@@ -225,6 +241,34 @@ class QuestionImportExportMixin:
         per_domain = "; ".join(f"{plan.name}: {len(plan.questions)}" for plan in summary.domains)
         self.message_user(request, f"{summary.headline} {per_domain}".strip(), messages.SUCCESS)
         return HttpResponseRedirect(f"{self._admin_url('changelist')}?{urlencode({'exam__id__exact': exam.pk})}")
+
+    def _import_in_background(self, request, *, exam: Exam, pending: dict, stored, questions: int) -> HttpResponse:
+        from exams.tasks import import_questions
+
+        try:
+            job = job_enqueue(
+                kind=IMPORT_JOB,
+                target=target_of(exam),
+                title=f"Import {questions:,} questions from {pending['filename'][:80]} into {exam.code}",
+                task=import_questions,
+                total=2 * questions,
+                payload={key: value for key, value in pending.items() if key != "token"},
+                user=request.user,
+            )
+        except JobAlreadyActive as busy:
+            # The upload stays waiting: confirm it again once the other import is done.
+            self.message_user(request, f"Nothing was started: {busy}", messages.ERROR)
+            return HttpResponseRedirect(reverse("admin:jobs_job_change", args=[busy.job.pk]))
+        del stored[SESSION_KEY]
+        stored.save()
+        request.session.pop(SESSION_KEY, None)
+        self.message_user(
+            request,
+            f"{questions:,} questions are more than {BACKGROUND_IMPORT_OVER} to import at once: they are being imported "
+            "in the background. This page shows the progress; nothing is written unless all of them import.",
+            messages.INFO,
+        )
+        return HttpResponseRedirect(self._admin_url("import"))
 
     def _check_import_permission(self, request: HttpRequest) -> None:
         if not self.has_add_permission(request):
@@ -311,7 +355,7 @@ for _name in FORMATS:
     setattr(QuestionImportExportMixin, f"export_as_{_name}", _export_action(_name))
 
 
-def pending_summary(*, pending: dict, dry_run: bool) -> tuple[Exam | None, ImportSummary | None]:
+def pending_summary(*, pending: dict, dry_run: bool, progress=None) -> tuple[Exam | None, ImportSummary | None]:
     """Parse a pending upload again and import it (or only check it, for the preview)."""
     exam = Exam.objects.filter(pk=pending["exam"]).first()
     if exam is None:
@@ -320,4 +364,17 @@ def pending_summary(*, pending: dict, dry_run: bool) -> tuple[Exam | None, Impor
         data=pending["text"].encode("utf-8"), fmt=pending["format"], skip_unsupported=pending["skip_unsupported"],
         exam_code=exam.code,
     )
-    return exam, import_bank(exam=exam, result=result, default_domain=pending["default_domain"], dry_run=dry_run)
+    return exam, import_bank(
+        exam=exam, result=result, default_domain=pending["default_domain"], dry_run=dry_run, progress=progress
+    )
+
+
+def import_pending_upload(*, job: Job, progress) -> str:
+    """The import_questions job's work (jobs.services.job_run): the upload kept in job.payload."""
+    exam, summary = pending_summary(pending=job.payload, dry_run=False, progress=progress)
+    if exam is None:
+        raise JobError("The exam of that upload no longer exists.")
+    if not summary.ok:
+        raise JobError("\n".join(summary.lines()))
+    per_domain = "; ".join(f"{plan.name}: {len(plan.questions):,}" for plan in summary.domains)
+    return f"{summary.headline} {per_domain}".strip()

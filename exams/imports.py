@@ -5,7 +5,7 @@
 # and a single one means nothing is written.
 import hashlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -50,6 +50,8 @@ WEIGHTS_NOTE = (
 # Rows per INSERT: large enough that 10,000 questions take a handful of statements, small
 # enough to stay under SQLite's limit on bound parameters.
 _BATCH_SIZE = 1000
+# A progress callback hears of the check this often (every N questions).
+_PROGRESS_EVERY = 100
 
 
 @dataclass(frozen=True)
@@ -159,9 +161,21 @@ class _Domains:
 
 
 def import_bank(
-    *, exam: Exam, result: ParseResult, default_domain: str | None = None, dry_run: bool = False
+    *,
+    exam: Exam,
+    result: ParseResult,
+    default_domain: str | None = None,
+    dry_run: bool = False,
+    progress: Callable[..., None] | None = None,
 ) -> ImportSummary:
-    """Create the parsed questions in the exam, all or nothing; the summary says what happened."""
+    """Create the parsed questions in the exam, all or nothing; the summary says what happened.
+
+    progress(done, total=, stage=), when given, hears how far the check and the writing
+    are: total is twice the question count (each question is checked, then written).
+    """
+    total = 2 * len(result.questions)
+    report = progress or (lambda done, **_: None)
+    report(0, total=total, stage="Checking questions")
     with transaction.atomic():
         # Locked so that no domain disappears between the check and the insert.
         domains = _Domains(Domain.objects.filter(exam=exam).select_for_update().order_by("order", "id"))
@@ -185,7 +199,9 @@ def import_bank(
 
         unplaced = 0
         defaulted: Counter[str] = Counter()
-        for question in result.questions:
+        for checked, question in enumerate(result.questions):
+            if checked and checked % _PROGRESS_EVERY == 0:
+                report(checked)
             problems = question_problems(question) + _image_problems(question)
             if problems:
                 errors.extend(FormatError(line=question.line, message=problem) for problem in problems)
@@ -236,7 +252,11 @@ def import_bank(
             notes=tuple(notes),
         )
         if summary.ok and not dry_run:
-            _create(exam=exam, placed=placed, domains=domains.ordered)
+            report(len(result.questions), stage="Writing questions")
+            pairs = [(domain, parsed) for domain in domains.ordered for parsed in placed[domain.pk]]
+            for start in range(0, len(pairs), _BATCH_SIZE):
+                _create(exam=exam, pairs=pairs[start : start + _BATCH_SIZE])
+                report(len(result.questions) + start + len(pairs[start : start + _BATCH_SIZE]))
     return summary
 
 
@@ -272,10 +292,9 @@ def _already_in_bank(*, exam: Exam, questions: Iterable[ParsedQuestion]) -> int:
     return sum((question.title, question.stem) in existing for question in questions)
 
 
-def _create(*, exam: Exam, placed: dict[int, list[ParsedQuestion]], domains: list[Domain]) -> None:
-    """Insert every question, choice and erratum in a fixed number of statements."""
+def _create(*, exam: Exam, pairs: list[tuple[Domain, ParsedQuestion]]) -> None:
+    """Insert these questions with their choices and errata in a fixed number of statements."""
     now = timezone.now()
-    pairs = [(domain, parsed) for domain in domains for parsed in placed[domain.pk]]
     rows = Question.objects.bulk_create(
         [
             Question(

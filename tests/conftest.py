@@ -2,12 +2,20 @@
 import os
 
 import pytest
+from django.conf import settings as django_settings
+from django.db import connections
 from hypothesis import settings as hypothesis_settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from exams.roles import instructors_group
 from tests.factories import UserFactory
+
+IMMEDIATE_TASKS = "django.tasks.backends.immediate.ImmediateBackend"
+# A job's progress commits on the "jobs" connection while its transaction is open
+# (PostgreSQL only): tests that run jobs use django_db(databases=JOB_DATABASES).
+JOB_DATABASES = ["default", "jobs"] if "jobs" in django_settings.DATABASES else ["default"]
+DATABASE_TASKS = "django_tasks_db.DatabaseBackend"
 
 
 # Timing is not asserted anywhere; a loaded CI machine must not fail a property on speed.
@@ -21,6 +29,34 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "certprep"
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def use_tasks_backend(settings, backend: str) -> None:
+    """Point django.tasks at another backend (its handler caches TASKS, so forget that too)."""
+    from asgiref.local import Local
+    from django.tasks import task_backends
+
+    settings.TASKS = {"default": {"BACKEND": backend, "QUEUES": ["default"]}}
+    task_backends.__dict__.pop("settings", None)
+    task_backends._settings = None
+    task_backends._connections = Local(task_backends.thread_critical)
+
+
+@pytest.fixture(autouse=True)
+def _immediate_tasks(settings):
+    """Tasks run at once, in the test; tests of the real worker ask for database_tasks."""
+    use_tasks_backend(settings, IMMEDIATE_TASKS)
+    yield
+    use_tasks_backend(settings, DATABASE_TASKS)
+    if "jobs" in connections:
+        # Else its session outlives the test database, which then cannot be dropped.
+        connections["jobs"].close()
+
+
+@pytest.fixture
+def database_tasks(settings, _immediate_tasks):
+    """Tasks stored in the database, for a real `manage.py worker` to run."""
+    use_tasks_backend(settings, DATABASE_TASKS)
 
 
 @pytest.fixture

@@ -115,3 +115,16 @@ def item_statistics_refresh(*, exam: Exam) -> RefreshSummary:
         very_likely=sum(row.miskey == "very likely" for row in overall),
         kr20=tests[0].kr20,
     )
+
+
+def statistics_refresh_job(*, job, progress) -> str:
+    """The refresh_statistics job's work (jobs.services.job_run): item_statistics_refresh of the job's exam."""
+    exam = Exam.objects.get(pk=job.payload["exam"])
+    progress(0, total=1, stage=f"Recomputing the item statistics of {exam.code}")
+    summary = item_statistics_refresh(exam=exam)
+    progress(1)
+    flagged = summary.likely + summary.very_likely
+    return (
+        f"Stored the item statistics of {summary.questions:,} questions of {exam.code} over {summary.attempts:,} "
+        f"finished mocks; {flagged:,} flagged as possibly mis-keyed."
+    )

@@ -88,7 +88,7 @@ def test_every_instructor_page_passes_axe(page, live_server, bank, learner_with_
         f"{base}/exams/question/", f"{base}/exams/question/?open_erratum=yes",
         f"{base}/exams/question/{question.pk}/change/", f"{base}/exams/question/add/",
         f"{base}/exams/erratum/", f"{base}/exams/erratum/{Erratum.objects.first().pk}/change/",
-        f"{base}/exams/attempt/",
+        f"{base}/exams/attempt/", f"{base}/exams/question/import/", f"{base}/jobs/job/",
     ]
     for url in pages:
         page.goto(url)

@@ -1,0 +1,30 @@
+"""The cohort form: its name, its exam, and the thresholds its flags use."""
+from django import forms
+
+from cohorts.models import Cohort
+from exams.models import Exam
+
+
+class CohortForm(forms.ModelForm):
+    class Meta:
+        model = Cohort
+        fields = ["name", "exam", "needs_review_below", "at_risk_below"]
+        labels = {"needs_review_below": "“Needs review” below (%)", "at_risk_below": "“At risk” below (%)"}
+        help_texts = {
+            "needs_review_below": "A member's mastery of a domain under this is flagged “needs review”.",
+            "at_risk_below": "Under this, “at risk”. Fewer than 10 counted answers is never flagged.",
+        }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["exam"].queryset = Exam.objects.filter(is_published=True).order_by("code")
+        if self.instance.pk:
+            # The report is about one exam's domains: a cohort keeps its exam.
+            self.fields["exam"].disabled = True
+
+    def clean(self):
+        cleaned = super().clean()
+        at_risk, review = cleaned.get("at_risk_below"), cleaned.get("needs_review_below")
+        if at_risk is not None and review is not None and at_risk > review:
+            self.add_error("at_risk_below", f"“At risk” must be at most the “needs review” threshold ({review}%).")
+        return cleaned

@@ -1,0 +1,37 @@
+"""Background work on the bank and on attempts: thin wrappers over service functions, run by `manage.py worker`."""
+from datetime import timedelta
+
+from django.tasks import task
+
+from exams.psychometrics.refresh import statistics_refresh_job
+from exams.services import finalize_expired
+from jobs.periodic import schedule_next
+from jobs.services import job_run
+
+FINALIZE_EVERY = timedelta(minutes=1)
+
+
+@task()
+def import_questions(*, job_id: int) -> None:
+    """A large question import (see exams.admin_imports.BACKGROUND_IMPORT_OVER)."""
+    # Imported here: the admin module enqueues this task, so it imports this module.
+    from exams.admin_imports import import_pending_upload
+
+    job_run(job_id=job_id, work=import_pending_upload)
+
+
+@task()
+def refresh_statistics(*, job_id: int) -> None:
+    """Item statistics of one exam's whole bank."""
+    job_run(job_id=job_id, work=statistics_refresh_job)
+
+
+@task()
+def finalize_expired_attempts() -> int:
+    """Finish attempts past deadline and grace, then run again a minute later (settings.PERIODIC_TASKS)."""
+    try:
+        return finalize_expired()
+    finally:
+        # Even after a failure the next minute's run is scheduled: one bad run must not
+        # stop expired attempts from ever being finished again.
+        schedule_next(finalize_expired_attempts, every=FINALIZE_EVERY)

@@ -1,0 +1,69 @@
+"""A Job: one piece of long work run by the task worker, with its progress and outcome."""
+# Django's tasks framework runs work but records no progress and allows any number of the
+# same task at once. A Job row is what the admin polls, and its partial unique constraint
+# is what refuses a second import into one exam (or a second regrade of one erratum)
+# while the first is queued or running.
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+ACTIVE_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING)
+
+
+class JobQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(status__in=ACTIVE_STATUSES)
+
+
+class Job(models.Model):
+    kind = models.CharField(max_length=40, help_text="What the job does, e.g. import_questions.")
+    target = models.CharField(max_length=100, help_text="What it works on, e.g. exams.exam:3 (see jobs.services.target_of).")
+    title = models.CharField(max_length=200)
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    stage = models.CharField(max_length=100, blank=True, help_text="What the job is doing now, in words.")
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    message = models.TextField(blank=True, help_text="What the job did, once it succeeded.")
+    error = models.TextField(blank=True, help_text="Why the job failed; a failed job changed nothing.")
+    # The job's input (an uploaded bank's text, say); emptied once the job has finished.
+    payload = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "target"],
+                condition=Q(status__in=ACTIVE_STATUSES),
+                name="one_active_job_per_kind_and_target",
+                violation_error_message="A job of this kind is already queued or running for this target.",
+            ),
+            models.CheckConstraint(condition=Q(total=0) | Q(done__lte=models.F("total")), name="job_done_within_total"),
+        ]
+        indexes = [models.Index(fields=["kind", "-created_at"], name="job_kind_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.get_status_display().lower()})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE_STATUSES
+
+    @property
+    def percent(self) -> int | None:
+        if not self.total:
+            return None
+        return min(100, self.done * 100 // self.total)

@@ -1,0 +1,140 @@
+"""Start, run and report on Jobs: the generic layer every long piece of work goes through."""
+# A long workflow (an import of thousands of questions, a regrade of 100,000 attempts)
+# becomes a job in three lines:
+#
+#     job = job_enqueue(kind="regrade", target=target_of(erratum), title=..., task=regrade_task, total=n)
+#
+#     @task()                                  # in the owning app's tasks.py
+#     def regrade_task(*, job_id: int) -> None:
+#         job_run(job_id=job_id, work=lambda *, job, progress: erratum_regrade(..., progress=progress))
+#
+# job_run runs the work in one transaction, so a job that fails leaves the data as it was
+# and shows its error. Progress written while that transaction is open goes through a
+# second connection (the "jobs" database alias), so the admin sees it before the commit.
+import logging
+from collections.abc import Callable
+from typing import Protocol
+
+from django.conf import settings
+from django.db import IntegrityError, connections, models, transaction
+from django.tasks import Task
+from django.utils import timezone
+
+from jobs.models import Job, JobStatus
+
+__all__ = [
+    "JOBS_DATABASE", "JobAlreadyActive", "JobError", "Progress", "job_abandon", "job_enqueue", "job_run", "target_of",
+]
+
+logger = logging.getLogger(__name__)
+JOBS_DATABASE = "jobs"
+
+
+class JobAlreadyActive(Exception):
+    """A job of this kind is already queued or running for this target."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        super().__init__(f"“{job.title}” is already {job.get_status_display().lower()} (job #{job.pk}): wait for it to finish.")
+
+
+class JobError(Exception):
+    """A failure the job's work expected, whose message the admin shows as it is."""
+
+
+class Progress(Protocol):
+    def __call__(self, done: int, *, total: int | None = None, stage: str | None = None) -> None: ...
+
+
+def target_of(instance: models.Model) -> str:
+    """A job's target for a model instance: exams.exam:3."""
+    return f"{instance._meta.label_lower}:{instance.pk}"
+
+
+def job_enqueue(
+    *, kind: str, target: str, title: str, task: Task, total: int = 0, payload: dict | None = None, user=None
+) -> Job:
+    """Record a queued job and hand it to the task backend; refuse a second active one."""
+    try:
+        with transaction.atomic():
+            job = Job.objects.create(
+                kind=kind, target=target, title=title, total=total, payload=payload or {}, created_by=user
+            )
+            # With the database backend the task's row commits with the job's, so the worker
+            # never sees a task without its job, nor a job that no task will run.
+            task.enqueue(job_id=job.pk)
+    except IntegrityError:
+        active = Job.objects.active().filter(kind=kind, target=target).first()
+        if active is None:
+            raise
+        raise JobAlreadyActive(active) from None
+    return Job.objects.get(pk=job.pk)
+
+
+def job_run(*, job_id: int, work: Callable[..., str | None]) -> Job | None:
+    """Run work(job=, progress=) for a queued job in one transaction and record how it ended."""
+    claimed = Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
+        status=JobStatus.RUNNING, started_at=timezone.now()
+    )
+    if not claimed:
+        # Already run (a task delivered twice), or the job row is gone.
+        return None
+    job = Job.objects.get(pk=job_id)
+    # The last figures heard, written again at the end in case they could not be before.
+    latest: dict = {}
+    try:
+        with transaction.atomic():
+            message = work(job=job, progress=_progress_of(job, latest))
+    except JobError as error:
+        _finish(job_id, status=JobStatus.FAILED, error=f"{error} Nothing was changed.", **latest)
+    except Exception as error:
+        logger.exception("Job %s (%s) failed", job_id, job.kind)
+        _finish(
+            job_id, status=JobStatus.FAILED, error=f"{type(error).__name__}: {error}. Nothing was changed.", **latest
+        )
+    else:
+        latest["done"] = latest.get("total", models.F("total"))
+        _finish(job_id, status=JobStatus.SUCCEEDED, message=message or "", **latest)
+    return Job.objects.get(pk=job_id)
+
+
+def _finish(job_id: int, **fields) -> None:
+    fields.pop("stage", None)
+    Job.objects.filter(pk=job_id).update(finished_at=timezone.now(), payload={}, stage="", **fields)
+
+
+def _progress_of(job: Job, latest: dict) -> Progress:
+    def progress(done: int, *, total: int | None = None, stage: str | None = None) -> None:
+        fields: dict = {"done": done}
+        if total is not None:
+            fields["total"] = total
+        if stage is not None:
+            fields["stage"] = stage
+        latest.update(fields)
+        _write_progress(job.pk, fields)
+
+    return progress
+
+
+def _write_progress(job_id: int, fields: dict) -> None:
+    if not connections["default"].in_atomic_block:
+        Job.objects.filter(pk=job_id).update(**fields)
+    elif JOBS_DATABASE in settings.DATABASES and connections[JOBS_DATABASE].vendor != "sqlite":
+        # Committed at once on its own connection, while the work's transaction is open.
+        # (SQLite has one writer at a time, so there the figures show only at the end.)
+        Job.objects.using(JOBS_DATABASE).filter(pk=job_id).update(**fields)
+
+
+def job_abandon(*, job_id: int, user) -> bool:
+    """Mark a queued or running job failed because its worker stopped (killed, redeployed).
+
+    Its work ran in one transaction, so a worker that died changed nothing; this only frees
+    the target for a new job. Should the worker in fact still be running, its own ending
+    is recorded over this one.
+    """
+    return bool(
+        Job.objects.active().filter(pk=job_id).update(
+            status=JobStatus.FAILED, finished_at=timezone.now(), payload={}, stage="",
+            error=f"Marked as failed by {user.get_username()}: its worker stopped before it finished. Nothing was changed.",
+        )
+    )
