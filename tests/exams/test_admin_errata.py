@@ -211,15 +211,17 @@ def test_statistics_columns_filter_and_panel(instructor_client):
 
 
 def test_the_dispute_pages_open_with_errata_ordered_as_the_queue(admin_client, disputed):
-    """The Dispute pages order their erratum choices by the queue's ordering (open first,
-    most reported first), which once named annotations only the queue's own list had."""
+    """The Dispute pages, whose erratum field once took the queue's ordering by annotations
+    only the queue's own list had, open; reports come from learners, so there is no add page."""
     question, _ = disputed
     quiet = QuestionFactory()
     Erratum.objects.create(question=quiet, status=ErratumStatus.REJECTED, decided_at=timezone.now())
-    page = admin_client.get(reverse("admin:exams_dispute_add"))
-    assert page.status_code == 200
-    choices = [str(erratum) for erratum in page.context["adminform"].form.fields["erratum"].queryset]
-    assert choices[0].startswith(f"Erratum on {question}") and choices[-1].startswith(f"Erratum on {quiet}")
+    assert admin_client.get(reverse("admin:exams_dispute_add")).status_code == 403
+    assert admin_client.get(reverse("admin:exams_dispute_changelist")).status_code == 200
+    queue = admin_client.get(reverse("admin:exams_erratum_changelist"), {"status": "all"})
+    assert queue.status_code == 200
+    listed = [str(erratum) for erratum in queue.context["cl"].result_list]
+    assert listed[0].startswith(f"Erratum on {question}") and listed[-1].startswith(f"Erratum on {quiet}")
     dispute = Erratum.objects.get(question=question).disputes.first()
     assert admin_client.get(reverse("admin:exams_dispute_change", args=[dispute.pk])).status_code == 200
 

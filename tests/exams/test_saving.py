@@ -165,7 +165,7 @@ def test_a_save_waiting_on_a_submit_finds_the_attempt_ended_and_stores_nothing(l
             user_id=learner.pk, attempt_id=attempt.pk, position=1,
             save=saving.PlainSave(choices=(2,), carries_answer=True, struck=None, flag=None)))
         wait_until_blocked_by(pid)
-        locked.finish(expired=False)
+        services.attempt_finish(attempt=locked, expired=False)
     thread.join(timeout=20)
     assert outcome == [None]
     assert Attempt.objects.get(pk=attempt.pk).status == AttemptStatus.SUBMITTED
