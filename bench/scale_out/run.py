@@ -114,7 +114,7 @@ class PgBouncer:
         (root / "userlist.txt").write_text('"postgres" ""\n')
         self.settings = {
             "pool_mode": "transaction", "default_pool_size": pool_size, "max_client_conn": 500,
-            "auth_type": "trust", "server_reset_query": "DISCARD ALL (session pooling only; unused in transaction mode)",
+            "auth_type": "trust",
         }
         self.conf.write_text(
             f"[databases]\n{database} = host=127.0.0.1 port={primary.port} dbname={database}\n\n"
@@ -123,7 +123,6 @@ class PgBouncer:
             f"pool_mode = transaction\ndefault_pool_size = {pool_size}\nmax_client_conn = 500\n"
             f"logfile = {root / 'pgbouncer.log'}\npidfile = {root / 'pgbouncer.pid'}\n"
         )
-        del self.settings["server_reset_query"]
         self.process = subprocess.Popen(as_postgres(["/usr/sbin/pgbouncer", str(self.conf)]), start_new_session=True,
                                         stdout=subprocess.DEVNULL, stderr=open(root / "pgbouncer.stderr", "w"))
         load._servers.append(self.process)
@@ -281,6 +280,7 @@ def main() -> None:
     parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "BENCHMARKS.md")
     args = parser.parse_args()
     args.think = tuple(float(v) for v in args.think.split(","))
+    made_workdir = args.workdir is None
     args.workdir = args.workdir or Path(tempfile.mkdtemp(prefix="certprep-scale-out-"))
     args.workdir.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:  # PgBouncer and PostgreSQL run as postgres and write here
@@ -400,7 +400,8 @@ def main() -> None:
             replica.remove()
         if primary is not None:
             primary.remove()
-        shutil.rmtree(args.workdir, ignore_errors=True)
+        if made_workdir:
+            shutil.rmtree(args.workdir, ignore_errors=True)
     results["elapsed_s"] = round(time.time() - started)
     results["uptime_end"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     write_results(args.results, args.doc, "scale_out", results, report(results))
