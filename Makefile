@@ -10,7 +10,7 @@ RUN_ENV := DEBUG=1
 PYTEST_WORKERS ?= 2
 PORT ?= 8000
 
-.PHONY: run test test-fault test-sqlite fuzz venv conformance check-chromium clean screenshots bench bench-scale bench-calibration
+.PHONY: run test test-fault test-sqlite fuzz venv conformance check-chromium clean screenshots bench bench-scale bench-scale-out bench-calibration
 
 venv: $(VENV)/.installed
 
@@ -87,6 +87,13 @@ bench: venv
 bench-scale: venv
 	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) bench/scale/run.py
+
+# Scale-out (docs/DEPLOY.md "Scaling out"): a primary and a streaming replica of its own, PgBouncer
+# in transaction mode, two gunicorn servers behind nginx round robin, 200 learners, the replica
+# stopped mid-run; needs pgbouncer and nginx (apt-get install -y pgbouncer nginx). About 6 minutes.
+bench-scale-out: venv
+	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) bench/scale_out/run.py
 
 # Readiness and mis-key calibration on simulated learners (docs/MEASUREMENT.md), about 6
 # minutes; its database writes are rolled back.

@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from config.integrity import RaceSafeAdminMixin
+from config.routers import statistics_reads
 from exams import regrade
 from exams.psychometrics.formulas import MIN_N_FOR_MISKEY
 from exams.admin_imports import QuestionImportExportMixin
@@ -101,7 +102,9 @@ class ExamAdmin(admin.ModelAdmin):
     def test_statistics(self, exam: Exam) -> str:
         if not exam.pk:
             return "—"
-        rows = list(ExamStatistic.objects.filter(exam=exam).order_by("first_mock_only"))
+        # Statistics read the replica when one is configured (config.routers).
+        with statistics_reads():
+            rows = list(ExamStatistic.objects.filter(exam=exam).order_by("first_mock_only"))
         if not rows:
             return "Not computed yet: run manage.py refresh_item_statistics."
         return render_to_string("admin/exams/exam/test_statistics.html", {"rows": rows})
@@ -277,10 +280,13 @@ class QuestionChangeList(ChangeList):
 
     def get_results(self, request):
         super().get_results(request)
-        statistics = {
-            row.question_id: row
-            for row in ItemStatistic.objects.filter(question__in=[q.pk for q in self.result_list], first_mock_only=False)
-        }
+        # Item statistics read the replica when one is configured (config.routers); the
+        # questions themselves came from the primary.
+        with statistics_reads():
+            statistics = {
+                row.question_id: row
+                for row in ItemStatistic.objects.filter(question__in=[q.pk for q in self.result_list], first_mock_only=False)
+            }
         for question in self.result_list:
             question.item_statistics = statistics.get(question.pk)
 
@@ -398,7 +404,8 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
 
     def changelist_view(self, request, extra_context=None):
         # Say how old the statistics on the page are: they are stored by a refresh, not live.
-        latest = ItemStatistic.objects.order_by("-computed_at").values_list("computed_at", flat=True).first()
+        with statistics_reads():
+            latest = ItemStatistic.objects.order_by("-computed_at").values_list("computed_at", flat=True).first()
         if latest is None:
             messages.info(request, "Item statistics have not been computed yet: run manage.py refresh_item_statistics.")
         else:
@@ -451,7 +458,8 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
     def statistics_panel(self, question: Question) -> str:
         if not question.pk:
             return "—"
-        rows = {row.first_mock_only: row for row in ItemStatistic.objects.filter(question=question)}
+        with statistics_reads():
+            rows = {row.first_mock_only: row for row in ItemStatistic.objects.filter(question=question)}
         if not rows:
             return "Not computed yet: run manage.py refresh_item_statistics."
         variants = [(label, rows[key]) for key, label in ((False, "All"), (True, "Each learner's first")) if key in rows]

@@ -59,3 +59,24 @@ def test_a_replica_that_is_down_sends_statistics_to_the_primary_instead_of_faili
 
     # Nothing listens there: the first statistics read finds out, and the next does not ask again.
     assert route_in_a_process(f"postgres://postgres@127.0.0.1:{free_port()}/certprep") == ["None", "None", "None", "default"]
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db
+def test_the_admins_item_statistics_read_the_replica():
+    """The statistics the admin shows (the question list's columns, the question's panel, the
+    exam's test statistics) are read inside statistics_reads(): on the replica, not the primary."""
+    script = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
+        "from django.contrib import admin; from django.db import connections;"
+        "from django.test.utils import CaptureQueriesContext;"
+        "from exams.models import Exam, Question\n"
+        "with CaptureQueriesContext(connections['replica']) as replica, CaptureQueriesContext(connections['default']) as primary:\n"
+        "    admin.site._registry[Question].statistics_panel(Question(pk=1))\n"
+        "    admin.site._registry[Exam].test_statistics(Exam(pk=1))\n"
+        "print(len(replica), len(primary))"
+    )
+    env = {**os.environ, "DATABASE_URL": database_url(), "DATABASE_REPLICA_URL": database_url()}
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["2", "0"]

@@ -437,3 +437,36 @@ class SpikeStarter(_Account):
             _spike["done"] += 1
             if EXPECTED_USERS and _spike["done"] == EXPECTED_USERS:
                 gevent.spawn(self.environment.runner.quit)
+
+
+STATISTICS_PAGE = os.environ.get("BENCH_STATISTICS_PAGE", "/admin/exams/question/")
+_staff_sessions = itertools.count()
+
+
+class StatisticsReader(FastHttpUser):
+    """A staff member on the admin's question list, whose item statistics columns read the
+    replica when there is one (config.routers): the scale-out run (bench/scale_out) stops the
+    replica under it. Signed in from BENCH_STAFF_SESSIONS (a JSON list of cookie lists)."""
+
+    fixed_count = int(os.environ.get("BENCH_STATISTICS_USERS", "1"))
+    wait_time = between(0.5, 1.5)
+    network_timeout = 60.0
+
+    def on_start(self) -> None:
+        try:
+            sessions = json.loads(Path(os.environ["BENCH_STAFF_SESSIONS"]).read_text())
+            for cookie in sessions[next(_staff_sessions) % len(sessions)]:
+                self.client.cookiejar.set_cookie(Cookie(
+                    0, cookie["name"], cookie["value"], None, False, cookie["domain"], False, False,
+                    cookie["path"], True, False, None, True, None, None, {},
+                ))
+        finally:
+            _user_ready(self.environment)
+
+    @task
+    def statistics(self) -> None:
+        with self.client.get(STATISTICS_PAGE, name="statistics page", catch_response=True) as response:
+            if response.status_code != 200 or "Item statistics as computed" not in (response.text or ""):
+                response.failure(f"statistics page: {response.status_code}")
+            else:
+                response.success()

@@ -3,6 +3,7 @@ import csv
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from config.routers import statistics_reads
 from exams.psychometrics.bank import statistics_for_exam
 from exams.models import Choice, Exam, Question
 from exams.psychometrics.formulas import ItemStatistics
@@ -64,7 +65,8 @@ class Command(BaseCommand):
                 self._table(exam=each, rows=rows)
 
     def _rows(self, *, exam: Exam, blank: str) -> list[dict]:
-        statistics = statistics_for_exam(exam=exam)
+        with statistics_reads():  # the replica when one is configured (config.routers)
+            statistics = statistics_for_exam(exam=exam)
         labels: dict[int, str] = {}
         keys: dict[int, set[int]] = {}
         for question_id, choice_id, label, is_correct in Choice.objects.filter(question__exam=exam).order_by().values_list(
