@@ -58,6 +58,17 @@ class RegradeSummary:
         """A short fingerprint the confirm form carries, to tell whether the numbers moved."""
         return hashlib.sha256(repr(self).encode()).hexdigest()[:16]
 
+    def as_json(self) -> dict:
+        """For a job's payload; from_json gives back an equal summary (with the same digest)."""
+        fields = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "distribution"}
+        return {**fields, "distribution": [[str(change), count] for change, count in self.distribution]}
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> "RegradeSummary":
+        distribution = tuple((Decimal(change), int(count)) for change, count in data["distribution"])
+        return cls(**{**{name: int(data[name]) for name in cls.__dataclass_fields__ if name != "distribution"},
+                      "distribution": distribution})
+
 
 @dataclass(frozen=True)
 class RegradeOutcome:
@@ -138,6 +149,81 @@ def erratum_confirm(
             transaction.set_rollback(True)
             return RegradeOutcome(summary=summary, event=None)
     return RegradeOutcome(summary=summary, event=event)
+
+
+# A confirmation (or its dry run) of an erratum whose question more finished attempts hold
+# than this runs as a background job (exams.tasks.regrade_erratum); smaller ones in the request.
+BACKGROUND_REGRADE_OVER = 500
+PREVIEW_JOB, REGRADE_JOB = "regrade_preview", "regrade"
+
+
+def holding_attempts(*, erratum: Erratum) -> int:
+    """How many finished attempts hold the erratum's question: what a regrade of it touches (one query)."""
+    finished = Attempt.objects.filter(status__in=Attempt.FINISHED_STATUSES).values("pk")
+    return Response.objects.filter(question_id=erratum.question_id, attempt_id__in=finished).count()
+
+
+def decision_json(
+    *, policy: str, corrected_choice_ids: Iterable[int], note: str | None, explanation: str | None,
+    feedback: Mapping[int, str] | None,
+) -> dict:
+    """erratum_confirm's decision arguments, for a job's payload (erratum_confirm_job reads them back)."""
+    return {
+        "policy": policy, "corrected_choice_ids": sorted(int(pk) for pk in corrected_choice_ids), "note": note,
+        "explanation": explanation, "feedback": {str(pk): text for pk, text in (feedback or {}).items()},
+    }
+
+
+def erratum_confirm_job(*, job, progress) -> "JobResult":
+    """The work of a regrade_preview or regrade job (jobs.services.job_run): erratum_confirm, as in the request.
+
+    The payload holds the erratum, the decision (decision_json) and, for a regrade, the
+    digest of the preview it confirms. The result kept on the job is the summary, its digest
+    and the decision, so the job page can offer "Confirm" after a preview, or after a
+    confirmation whose numbers moved (a failed job, which changed nothing).
+    """
+    from jobs.services import JobError, JobResult
+
+    dry_run = job.kind == PREVIEW_JOB
+    erratum = Erratum.objects.filter(pk=job.payload["erratum"]).first()
+    if erratum is None:
+        raise JobError("That erratum no longer exists.")
+    decision = job.payload["decision"]
+    attempts = holding_attempts(erratum=erratum)
+    progress(0, total=1, stage=f"{'Dry run of the regrade' if dry_run else 'Regrading'} of {attempts:,} finished attempts")
+    kept = {"erratum": erratum.pk, "decision": decision}
+    try:
+        outcome = erratum_confirm(
+            erratum=erratum, policy=decision["policy"], corrected_choice_ids=decision["corrected_choice_ids"],
+            user=job.created_by, note=decision["note"], explanation=decision["explanation"],
+            feedback={int(pk): text for pk, text in decision["feedback"].items()},
+            dry_run=dry_run, expected=None if dry_run else job.payload["expected"],
+        )
+    except PreviewOutdated as changed:
+        raise JobError(
+            "The numbers changed since the preview (an attempt holding the question finished meanwhile), "
+            "so nothing was confirmed: check the new ones below and confirm again.",
+            result={**kept, "summary": changed.summary.as_json(), "digest": changed.summary.digest(), "outdated": True},
+        ) from None
+    except ValueError as refused:
+        raise JobError(f"{str(refused)[:1].upper()}{str(refused)[1:]}.") from None
+    progress(1)
+    summary = outcome.summary
+    if dry_run:
+        message = (
+            f"Dry run: confirming would regrade {summary.attempts_touched:,} finished attempt(s); "
+            f"{summary.scores_changed:,} score(s) would change. Nothing was saved."
+        )
+        return JobResult(message, {**kept, "summary": summary.as_json(), "digest": summary.digest()})
+    return JobResult(confirmed_message(summary), {"erratum": erratum.pk})
+
+
+def confirmed_message(summary: RegradeSummary) -> str:
+    return (
+        f"Confirmed: regraded {summary.attempts_touched:,} finished attempt(s); "
+        f"{summary.scores_changed:,} score(s) changed, {summary.pass_flips:,} pass/fail flip(s), "
+        f"{summary.learners_affected:,} learner(s) affected."
+    )
 
 
 def regrade_summary(*, event: RegradeEvent) -> RegradeSummary:
