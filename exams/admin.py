@@ -725,8 +725,9 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
         what = "regrade" if expected else "dry run of the regrade"
         try:
             job = job_enqueue(
-                kind=kind, target=target_of(erratum), task=regrade_erratum, total=1, user=request.user,
-                title=f"{what[:1].upper()}{what[1:]} for the erratum on “{erratum.question}”"[:200],
+                kind=kind, target=target_of(erratum), task=regrade_erratum, total=len(regrade.REGRADE_STEPS),
+                user=request.user,
+                title=f"{what[:1].upper()}{what[1:]} of {attempts:,} attempts for the erratum on “{erratum.question}”"[:200],
                 payload={"erratum": erratum.pk, "decision": decision, **({"expected": expected} if expected else {})},
             )
         except JobAlreadyActive as busy:

@@ -96,6 +96,7 @@ def erratum_confirm(
     feedback: Mapping[int, str] | None = None,
     dry_run: bool = False,
     expected: str | None = None,
+    progress=None,
 ) -> RegradeOutcome:
     """Set the corrected key (and corrected text), confirm the erratum with a policy and regrade past attempts.
 
@@ -107,7 +108,8 @@ def erratum_confirm(
     `dry_run` does all of it, by the same statements and under the same locks, and rolls
     it back: the summary says what confirming would do. `expected` is the digest of the
     summary the instructor saw: when the numbers differ now, nothing is kept and
-    PreviewOutdated carries the new ones.
+    PreviewOutdated carries the new ones. `progress` (a job's, jobs.services.Progress) hears
+    each of the REGRADE_STEPS as it starts.
 
     Raises ValueError (changing nothing) for an unknown policy, a key that does not fit
     the question, text too long, or an erratum that was already decided.
@@ -116,6 +118,7 @@ def erratum_confirm(
         raise ValueError(f"unknown erratum policy {policy!r}; expected one of {', '.join(ErratumPolicy.values)}")
     policy = ErratumPolicy(policy)
     with transaction.atomic():
+        _step(progress, 0)
         question = _lock_question(question_id=erratum.question_id)
         erratum = Erratum.objects.select_for_update().get(pk=erratum.pk)
         if erratum.status != ErratumStatus.REPORTED:
@@ -139,9 +142,10 @@ def erratum_confirm(
         if policy == ErratumPolicy.VOID:
             Question.objects.filter(pk=question.pk).update(is_active=False)
         published = _published_key(erratum=erratum)
-        event = _regrade_locked(question=question, erratum=erratum, key=key, user=user)
+        event = _regrade_locked(question=question, erratum=erratum, key=key, user=user, progress=progress)
         if policy != ErratumPolicy.VOID and published and published != key:
             _schedule_review(question=question, erratum=erratum, picked=published)
+        _step(progress, 3)
         summary = regrade_summary(event=event)
         if expected is not None and not dry_run and summary.digest() != expected:
             raise PreviewOutdated(summary)
@@ -149,6 +153,20 @@ def erratum_confirm(
             transaction.set_rollback(True)
             return RegradeOutcome(summary=summary, event=None)
     return RegradeOutcome(summary=summary, event=event)
+
+
+# What a regrade's progress reports: a few statements over all the attempts, not one per attempt.
+REGRADE_STEPS = (
+    "Waiting for other regrades of the exam and gradings in flight",
+    "Working out each attempt's new grade",
+    "Recording the changes and writing the new scores",
+    "Counting the changes",
+)
+
+
+def _step(progress, index: int) -> None:
+    if progress is not None:
+        progress(index, total=len(REGRADE_STEPS), stage=f"Step {index + 1} of {len(REGRADE_STEPS)}: {REGRADE_STEPS[index]}")
 
 
 # A confirmation (or its dry run) of an erratum whose question more finished attempts hold
@@ -189,15 +207,13 @@ def erratum_confirm_job(*, job, progress) -> "JobResult":
     if erratum is None:
         raise JobError("That erratum no longer exists.")
     decision = job.payload["decision"]
-    attempts = holding_attempts(erratum=erratum)
-    progress(0, total=1, stage=f"{'Dry run of the regrade' if dry_run else 'Regrading'} of {attempts:,} finished attempts")
     kept = {"erratum": erratum.pk, "decision": decision}
     try:
         outcome = erratum_confirm(
             erratum=erratum, policy=decision["policy"], corrected_choice_ids=decision["corrected_choice_ids"],
             user=job.created_by, note=decision["note"], explanation=decision["explanation"],
             feedback={int(pk): text for pk, text in decision["feedback"].items()},
-            dry_run=dry_run, expected=None if dry_run else job.payload["expected"],
+            dry_run=dry_run, expected=None if dry_run else job.payload["expected"], progress=progress,
         )
     except PreviewOutdated as changed:
         raise JobError(
@@ -207,7 +223,6 @@ def erratum_confirm_job(*, job, progress) -> "JobResult":
         ) from None
     except ValueError as refused:
         raise JobError(f"{str(refused)[:1].upper()}{str(refused)[1:]}.") from None
-    progress(1)
     summary = outcome.summary
     if dry_run:
         message = (
@@ -426,7 +441,7 @@ def _credited(*, question: Question, key: frozenset[int]) -> Q | None:
 
 
 def _regrade_locked(
-    *, question: Question, erratum: Erratum, key: frozenset[int], user: AbstractBaseUser | None,
+    *, question: Question, erratum: Erratum, key: frozenset[int], user: AbstractBaseUser | None, progress=None,
 ) -> RegradeEvent:
     """The regrade proper; the caller holds the question's row lock.
 
@@ -451,10 +466,12 @@ def _regrade_locked(
 
     # Enough memory for the bitmap of a question's responses to stay exact: with the default
     # 4 MB it turns lossy and rechecks far more rows than it updates.
+    _step(progress, 1)
     with local_work_mem("64MB"), _temporary_tables() as cursor:
         sql, params = slots.query.get_compiler(connection=connection).as_sql()
         cursor.execute(f"INSERT INTO {SLOTS} (response_id, attempt_id, old, new) {sql}", params)
         cursor.execute(_ATTEMPT_GRADES_SQL, [question.pk, question.pk, 0 if credited is None else 1])
+        _step(progress, 2)
         # The change records and the attempts read the stored grades, so the slots are
         # rewritten last; an attempt never graded has no old score to report.
         cursor.execute(f"""

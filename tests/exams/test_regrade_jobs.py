@@ -100,6 +100,7 @@ def test_a_large_regrade_runs_as_two_jobs_with_the_outcome_of_the_request(policy
     job = Job.objects.get(kind=REGRADE_JOB)
     assert page.redirect_chain[-1][0] == reverse("admin:jobs_job_change", args=[job.pk])
     assert (job.status, job.error, job.payload) == (JobStatus.SUCCEEDED, "", {"erratum": erratum.pk})
+    assert (job.done, job.total, job.stage) == (4, 4, "")
     assert job.message == regrade.confirmed_message(summary)
     assert job.message in page.content.decode() and "Confirm and regrade" not in page.content.decode()
     assert outcome(question) == in_request
@@ -213,6 +214,19 @@ def test_a_worker_process_runs_the_dry_run(database_tasks, instructor):
 
     assert finished.returncode == 0, finished.stdout + finished.stderr
     job.refresh_from_db()
-    assert (job.status, job.error, job.done, job.total) == (JobStatus.SUCCEEDED, "", 1, 1)
+    assert (job.status, job.error, job.done, job.total) == (JobStatus.SUCCEEDED, "", 4, 4)
     assert RegradeSummary.from_json(job.payload["summary"]) == expected
     assert not RegradeEvent.objects.exists()
+
+
+def test_the_regrade_tells_its_progress_step_by_step(db):
+    exam, (question, *_), attempts = generated_attempts(seed=17, count=3)
+    heard = []
+
+    erratum_confirm(
+        erratum=report(question), policy="credit_corrected", corrected_choice_ids=choice_ids(question, "B"),
+        dry_run=True, progress=lambda done, *, total=None, stage=None: heard.append((done, total, stage)),
+    )
+
+    assert [(done, total) for done, total, _ in heard] == [(0, 4), (1, 4), (2, 4), (3, 4)]
+    assert heard[1][2] == "Step 2 of 4: Working out each attempt's new grade"
