@@ -6,6 +6,7 @@ from django.contrib.admin.widgets import AutocompleteSelect, RelatedFieldWidgetW
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Case, Count, Exists, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
@@ -15,6 +16,9 @@ from django.utils.html import format_html
 
 from config.integrity import RaceSafeAdminMixin
 from config.routers import statistics_reads
+from jobs.admin import show_outcome_with
+from jobs.models import ACTIVE_STATUSES, Job
+from jobs.services import JobAlreadyActive, job_enqueue, target_of
 from exams import regrade
 from exams.psychometrics.formulas import MIN_N_FOR_MISKEY
 from exams.admin_imports import QuestionImportExportMixin
@@ -656,6 +660,9 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
             initial={"corrected_key": [c.pk for c in choices if c.is_correct], "note": erratum.note},
         )
         preview = outdated = None
+        holding = regrade.holding_attempts(erratum=erratum)
+        if request.method == "POST" and erratum.status == ErratumStatus.REPORTED and "preview_job" in request.POST:
+            return self._confirm_previewed_in_background(request, erratum=erratum, attempts=holding)
         if request.method == "POST" and erratum.status == ErratumStatus.REPORTED and form.is_valid():
             try:
                 if form.cleaned_data["decision"] == "reject":
@@ -663,24 +670,25 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
                     self.message_user(request, f"Rejected the reports on “{question}”. Nothing was regraded.")
                     return redirect("admin:exams_erratum_changelist")
                 confirming = request.POST.get("action") == "confirm" and request.POST.get("preview")
+                decision = {
+                    "policy": form.cleaned_data["policy"],
+                    "corrected_choice_ids": [c.pk for c in form.cleaned_data["corrected_key"]],
+                    "note": form.cleaned_data["note"] or None,
+                    "explanation": form.cleaned_data["explanation"], "feedback": form.feedback(),
+                }
+                if holding > regrade.BACKGROUND_REGRADE_OVER:
+                    return self._regrade_in_background(
+                        request, erratum=erratum, attempts=holding, decision=regrade.decision_json(**decision),
+                        expected=request.POST["preview"] if confirming else None,
+                    )
                 outcome = regrade.erratum_confirm(
-                    erratum=erratum, policy=form.cleaned_data["policy"],
-                    corrected_choice_ids=[c.pk for c in form.cleaned_data["corrected_key"]],
-                    user=request.user, note=form.cleaned_data["note"] or None,
-                    explanation=form.cleaned_data["explanation"], feedback=form.feedback(),
+                    erratum=erratum, **decision, user=request.user,
                     dry_run=not confirming, expected=request.POST.get("preview") if confirming else None,
                 )
                 if outcome.event is None:
                     preview = outcome.summary
                 else:
-                    summary = outcome.summary
-                    self.message_user(
-                        request,
-                        f"Confirmed: regraded {summary.attempts_touched} finished attempt(s); "
-                        f"{summary.scores_changed} score(s) changed, {summary.pass_flips} pass/fail flip(s), "
-                        f"{summary.learners_affected} learner(s) affected.",
-                        messages.SUCCESS,
-                    )
+                    self.message_user(request, regrade.confirmed_message(outcome.summary), messages.SUCCESS)
                     return redirect("admin:exams_erratum_changelist")
             except regrade.PreviewOutdated as changed:
                 preview, outdated = changed.summary, True
@@ -706,8 +714,80 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
             "preview_policy": ErratumPolicy(form.cleaned_data["policy"]).label if preview else "",
             "outdated": outdated,
             "regrades": erratum.regrades.order_by("-created_at"),
+            "holding": holding,
+            # This erratum's dry runs and regrades in the background, with their progress while they run.
+            "jobs": Job.objects.filter(
+                kind__in=[regrade.PREVIEW_JOB, regrade.REGRADE_JOB], target=target_of(erratum)
+            ).defer("payload")[:3],
+            "background_over": regrade.BACKGROUND_REGRADE_OVER if holding > regrade.BACKGROUND_REGRADE_OVER else None,
         }
         return TemplateResponse(request, "admin/exams/erratum/decide.html", context)
+
+    def _regrade_in_background(
+        self, request, *, erratum: Erratum, attempts: int, decision: dict, expected: str | None
+    ) -> HttpResponse:
+        """Start the dry run (no `expected`) or the confirmation as a job, and show its page."""
+        from exams.tasks import regrade_erratum
+
+        kind = regrade.REGRADE_JOB if expected else regrade.PREVIEW_JOB
+        what = "regrade" if expected else "dry run of the regrade"
+        try:
+            job = job_enqueue(
+                kind=kind, target=target_of(erratum), task=regrade_erratum, total=len(regrade.REGRADE_STEPS),
+                user=request.user,
+                title=f"{what[:1].upper()}{what[1:]} of {attempts:,} attempts for the erratum on “{erratum.question}”"[:200],
+                payload={"erratum": erratum.pk, "decision": decision, **({"expected": expected} if expected else {})},
+            )
+        except JobAlreadyActive as busy:
+            self.message_user(request, f"Nothing was started: {busy}", messages.ERROR)
+            return redirect("admin:jobs_job_change", busy.job.pk)
+        then = "then its numbers, to confirm" if not expected else "nothing is saved unless it completes"
+        self.message_user(
+            request,
+            f"{attempts:,} finished attempts hold this question, more than {regrade.BACKGROUND_REGRADE_OVER} to "
+            f"regrade at once: the {what} runs in the background. This page shows its progress; {then}.",
+            messages.INFO,
+        )
+        return redirect("admin:jobs_job_change", job.pk)
+
+    def _confirm_previewed_in_background(self, request, *, erratum: Erratum, attempts: int) -> HttpResponse:
+        """"Confirm and regrade" under a finished regrade job: confirm the decision it kept, checked against its numbers."""
+        job_id = request.POST["preview_job"]
+        job = (
+            Job.objects.filter(
+                pk=int(job_id), kind__in=[regrade.PREVIEW_JOB, regrade.REGRADE_JOB], target=target_of(erratum),
+            ).exclude(status__in=ACTIVE_STATUSES).first()
+            if job_id.isdigit() else None
+        )
+        kept = job.payload if job is not None else {}
+        if not kept.get("digest") or "decision" not in kept:
+            self.message_user(request, "That preview is not one of this erratum's: preview the decision again.", messages.ERROR)
+            return redirect("admin:exams_erratum_decide", erratum.pk)
+        # Finished attempts only grow in number, so a regrade previewed in the background is
+        # confirmed there too; the job checks the numbers as the request would.
+        return self._regrade_in_background(
+            request, erratum=erratum, attempts=attempts, decision=kept["decision"], expected=kept["digest"],
+        )
+
+
+def regrade_job_outcome(job: Job) -> dict:
+    """What a finished regrade job's page shows beneath it (jobs.admin.show_outcome_with)."""
+    kept = job.payload or {}
+    if "erratum" not in kept:
+        return {}
+    context = {"decide_url": reverse("admin:exams_erratum_decide", args=[kept["erratum"]])}
+    if "summary" in kept:
+        context |= {
+            "preview": regrade.RegradeSummary.from_json(kept["summary"]),
+            "preview_policy": ErratumPolicy(kept["decision"]["policy"]).label,
+            "outdated": kept.get("outdated", False),
+            "still_open": Erratum.objects.filter(pk=kept["erratum"], status=ErratumStatus.REPORTED).exists(),
+        }
+    return context
+
+
+for _kind in (regrade.PREVIEW_JOB, regrade.REGRADE_JOB):
+    show_outcome_with(_kind, "admin/exams/erratum/regrade_job_outcome.html", regrade_job_outcome)
 
 
 def learner_letters(dispute: Dispute, choices: list[Choice]) -> dict:

@@ -58,6 +58,17 @@ class RegradeSummary:
         """A short fingerprint the confirm form carries, to tell whether the numbers moved."""
         return hashlib.sha256(repr(self).encode()).hexdigest()[:16]
 
+    def as_json(self) -> dict:
+        """For a job's payload; from_json gives back an equal summary (with the same digest)."""
+        fields = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "distribution"}
+        return {**fields, "distribution": [[str(change), count] for change, count in self.distribution]}
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> "RegradeSummary":
+        distribution = tuple((Decimal(change), int(count)) for change, count in data["distribution"])
+        return cls(**{**{name: int(data[name]) for name in cls.__dataclass_fields__ if name != "distribution"},
+                      "distribution": distribution})
+
 
 @dataclass(frozen=True)
 class RegradeOutcome:
@@ -85,6 +96,7 @@ def erratum_confirm(
     feedback: Mapping[int, str] | None = None,
     dry_run: bool = False,
     expected: str | None = None,
+    progress=None,
 ) -> RegradeOutcome:
     """Set the corrected key (and corrected text), confirm the erratum with a policy and regrade past attempts.
 
@@ -96,7 +108,8 @@ def erratum_confirm(
     `dry_run` does all of it, by the same statements and under the same locks, and rolls
     it back: the summary says what confirming would do. `expected` is the digest of the
     summary the instructor saw: when the numbers differ now, nothing is kept and
-    PreviewOutdated carries the new ones.
+    PreviewOutdated carries the new ones. `progress` (a job's, jobs.services.Progress) hears
+    each of the REGRADE_STEPS as it starts.
 
     Raises ValueError (changing nothing) for an unknown policy, a key that does not fit
     the question, text too long, or an erratum that was already decided.
@@ -105,6 +118,7 @@ def erratum_confirm(
         raise ValueError(f"unknown erratum policy {policy!r}; expected one of {', '.join(ErratumPolicy.values)}")
     policy = ErratumPolicy(policy)
     with transaction.atomic():
+        _step(progress, 0)
         question = _lock_question(question_id=erratum.question_id)
         erratum = Erratum.objects.select_for_update().get(pk=erratum.pk)
         if erratum.status != ErratumStatus.REPORTED:
@@ -128,9 +142,10 @@ def erratum_confirm(
         if policy == ErratumPolicy.VOID:
             Question.objects.filter(pk=question.pk).update(is_active=False)
         published = _published_key(erratum=erratum)
-        event = _regrade_locked(question=question, erratum=erratum, key=key, user=user)
+        event = _regrade_locked(question=question, erratum=erratum, key=key, user=user, progress=progress)
         if policy != ErratumPolicy.VOID and published and published != key:
             _schedule_review(question=question, erratum=erratum, picked=published)
+        _step(progress, 3)
         summary = regrade_summary(event=event)
         if expected is not None and not dry_run and summary.digest() != expected:
             raise PreviewOutdated(summary)
@@ -138,6 +153,92 @@ def erratum_confirm(
             transaction.set_rollback(True)
             return RegradeOutcome(summary=summary, event=None)
     return RegradeOutcome(summary=summary, event=event)
+
+
+# What a regrade's progress reports: a few statements over all the attempts, not one per attempt.
+REGRADE_STEPS = (
+    "Waiting for other regrades of the exam and gradings in flight",
+    "Working out each attempt's new grade",
+    "Recording the changes and writing the new scores",
+    "Counting the changes",
+)
+
+
+def _step(progress, index: int) -> None:
+    if progress is not None:
+        progress(index, total=len(REGRADE_STEPS), stage=f"Step {index + 1} of {len(REGRADE_STEPS)}: {REGRADE_STEPS[index]}")
+
+
+# A confirmation (or its dry run) of an erratum whose question more finished attempts hold
+# than this runs as a background job (exams.tasks.regrade_erratum); smaller ones in the request.
+BACKGROUND_REGRADE_OVER = 500
+PREVIEW_JOB, REGRADE_JOB = "regrade_preview", "regrade"
+
+
+def holding_attempts(*, erratum: Erratum) -> int:
+    """How many finished attempts hold the erratum's question: what a regrade of it touches (one query)."""
+    finished = Attempt.objects.filter(status__in=Attempt.FINISHED_STATUSES).values("pk")
+    return Response.objects.filter(question_id=erratum.question_id, attempt_id__in=finished).count()
+
+
+def decision_json(
+    *, policy: str, corrected_choice_ids: Iterable[int], note: str | None, explanation: str | None,
+    feedback: Mapping[int, str] | None,
+) -> dict:
+    """erratum_confirm's decision arguments, for a job's payload (erratum_confirm_job reads them back)."""
+    return {
+        "policy": policy, "corrected_choice_ids": sorted(int(pk) for pk in corrected_choice_ids), "note": note,
+        "explanation": explanation, "feedback": {str(pk): text for pk, text in (feedback or {}).items()},
+    }
+
+
+def erratum_confirm_job(*, job, progress) -> "JobResult":
+    """The work of a regrade_preview or regrade job (jobs.services.job_run): erratum_confirm, as in the request.
+
+    The payload holds the erratum, the decision (decision_json) and, for a regrade, the
+    digest of the preview it confirms. The result kept on the job is the summary, its digest
+    and the decision, so the job page can offer "Confirm" after a preview, or after a
+    confirmation whose numbers moved (a failed job, which changed nothing).
+    """
+    from jobs.services import JobError, JobResult
+
+    dry_run = job.kind == PREVIEW_JOB
+    erratum = Erratum.objects.filter(pk=job.payload["erratum"]).first()
+    if erratum is None:
+        raise JobError("That erratum no longer exists.")
+    decision = job.payload["decision"]
+    kept = {"erratum": erratum.pk, "decision": decision}
+    try:
+        outcome = erratum_confirm(
+            erratum=erratum, policy=decision["policy"], corrected_choice_ids=decision["corrected_choice_ids"],
+            user=job.created_by, note=decision["note"], explanation=decision["explanation"],
+            feedback={int(pk): text for pk, text in decision["feedback"].items()},
+            dry_run=dry_run, expected=None if dry_run else job.payload["expected"], progress=progress,
+        )
+    except PreviewOutdated as changed:
+        raise JobError(
+            "The numbers changed since the preview (an attempt holding the question finished meanwhile), "
+            "so nothing was confirmed: check the new ones below and confirm again.",
+            result={**kept, "summary": changed.summary.as_json(), "digest": changed.summary.digest(), "outdated": True},
+        ) from None
+    except ValueError as refused:
+        raise JobError(f"{str(refused)[:1].upper()}{str(refused)[1:]}.") from None
+    summary = outcome.summary
+    if dry_run:
+        message = (
+            f"Dry run: confirming would regrade {summary.attempts_touched:,} finished attempt(s); "
+            f"{summary.scores_changed:,} score(s) would change. Nothing was saved."
+        )
+        return JobResult(message, {**kept, "summary": summary.as_json(), "digest": summary.digest()})
+    return JobResult(confirmed_message(summary), {"erratum": erratum.pk})
+
+
+def confirmed_message(summary: RegradeSummary) -> str:
+    return (
+        f"Confirmed: regraded {summary.attempts_touched:,} finished attempt(s); "
+        f"{summary.scores_changed:,} score(s) changed, {summary.pass_flips:,} pass/fail flip(s), "
+        f"{summary.learners_affected:,} learner(s) affected."
+    )
 
 
 def regrade_summary(*, event: RegradeEvent) -> RegradeSummary:
@@ -340,7 +441,7 @@ def _credited(*, question: Question, key: frozenset[int]) -> Q | None:
 
 
 def _regrade_locked(
-    *, question: Question, erratum: Erratum, key: frozenset[int], user: AbstractBaseUser | None,
+    *, question: Question, erratum: Erratum, key: frozenset[int], user: AbstractBaseUser | None, progress=None,
 ) -> RegradeEvent:
     """The regrade proper; the caller holds the question's row lock.
 
@@ -365,10 +466,12 @@ def _regrade_locked(
 
     # Enough memory for the bitmap of a question's responses to stay exact: with the default
     # 4 MB it turns lossy and rechecks far more rows than it updates.
+    _step(progress, 1)
     with local_work_mem("64MB"), _temporary_tables() as cursor:
         sql, params = slots.query.get_compiler(connection=connection).as_sql()
         cursor.execute(f"INSERT INTO {SLOTS} (response_id, attempt_id, old, new) {sql}", params)
         cursor.execute(_ATTEMPT_GRADES_SQL, [question.pk, question.pk, 0 if credited is None else 1])
+        _step(progress, 2)
         # The change records and the attempts read the stored grades, so the slots are
         # rewritten last; an attempt never graded has no old score to report.
         cursor.execute(f"""

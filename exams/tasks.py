@@ -4,6 +4,7 @@ from datetime import timedelta
 from django.tasks import task
 
 from exams.psychometrics.refresh import statistics_refresh_job
+from exams.regrade import erratum_confirm_job
 from exams.services import finalize_expired
 from jobs.periodic import schedule_next
 from jobs.services import job_run
@@ -24,6 +25,12 @@ def import_questions(*, job_id: int) -> None:
 def refresh_statistics(*, job_id: int) -> None:
     """Item statistics of one exam's whole bank."""
     job_run(job_id=job_id, work=statistics_refresh_job)
+
+
+@task()
+def regrade_erratum(*, job_id: int) -> None:
+    """A confirmation of an erratum, or its dry run, over more attempts than exams.regrade.BACKGROUND_REGRADE_OVER."""
+    job_run(job_id=job_id, work=erratum_confirm_job)
 
 
 @task()

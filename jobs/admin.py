@@ -1,4 +1,6 @@
 """Jobs in the admin: a read-only list, and a status page whose progress the browser polls (htmx)."""
+from collections.abc import Callable
+
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
@@ -13,11 +15,30 @@ from jobs.services import job_abandon
 # htmx stops polling when a response has this status: the job has finished.
 STOP_POLLING = 286
 
+# kind → template shown under a finished job's outcome: the next step of the work that
+# started it (a previewed regrade's numbers and its Confirm button). The owning app
+# registers its own, so this app knows no other.
+OUTCOME_TEMPLATES: dict[str, tuple[str, Callable[[Job], dict]]] = {}
+
+
+def show_outcome_with(kind: str, template: str, context: Callable[[Job], dict]) -> None:
+    """Show `template`, with context(job), under each finished job of this kind."""
+    OUTCOME_TEMPLATES[kind] = (template, context)
+
+
+def progress_context(job: Job) -> dict:
+    outcome = None if job.is_active else OUTCOME_TEMPLATES.get(job.kind)
+    if outcome is None:
+        return {"job": job}
+    template, context = outcome
+    return {"job": job, "outcome_template": template, **context(job)}
+
 
 def progress_response(request: HttpRequest, job: Job) -> HttpResponse:
     """The job's progress partial; once the job has finished, also the signal to stop polling."""
     return TemplateResponse(
-        request, "admin/jobs/job/status.html#progress-body", {"job": job}, status=200 if job.is_active else STOP_POLLING
+        request, "admin/jobs/job/status.html#progress-body", progress_context(job),
+        status=200 if job.is_active else STOP_POLLING,
     )
 
 
@@ -75,7 +96,7 @@ class JobAdmin(admin.ModelAdmin):
             "opts": self.opts,
             "title": job.title,
             "subtitle": "Job",
-            "job": job,
+            **progress_context(job),
         }
         return TemplateResponse(request, "admin/jobs/job/status.html", context)
 

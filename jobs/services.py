@@ -13,6 +13,7 @@
 # second connection (the "jobs" database alias), so the admin sees it before the commit.
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 from django.conf import settings
@@ -23,7 +24,7 @@ from django.utils import timezone
 from jobs.models import Job, JobStatus
 
 __all__ = [
-    "JOBS_DATABASE", "JobAlreadyActive", "JobError", "Progress", "job_abandon", "job_enqueue", "job_run", "target_of",
+    "JOBS_DATABASE", "JobAlreadyActive", "JobError", "JobResult", "Progress", "job_abandon", "job_enqueue", "job_run", "target_of",
 ]
 
 logger = logging.getLogger(__name__)
@@ -39,7 +40,23 @@ class JobAlreadyActive(Exception):
 
 
 class JobError(Exception):
-    """A failure the job's work expected, whose message the admin shows as it is."""
+    """A failure the job's work expected, whose message the admin shows as it is.
+
+    `result` is kept in the failed job's payload for the page that shows it (a regrade
+    whose numbers moved keeps the new ones, to confirm again).
+    """
+
+    def __init__(self, message: str, *, result: dict | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What a job's work returns when it has more than a message to keep: `result` stays in job.payload."""
+
+    message: str
+    result: dict
 
 
 class Progress(Protocol):
@@ -71,8 +88,12 @@ def job_enqueue(
     return Job.objects.get(pk=job.pk)
 
 
-def job_run(*, job_id: int, work: Callable[..., str | None]) -> Job | None:
-    """Run work(job=, progress=) for a queued job in one transaction and record how it ended."""
+def job_run(*, job_id: int, work: Callable[..., "str | JobResult | None"]) -> Job | None:
+    """Run work(job=, progress=) for a queued job in one transaction and record how it ended.
+
+    The payload is emptied when the job ends, unless the work returns a JobResult (or raises
+    a JobError) with a result to keep there.
+    """
     claimed = Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
         status=JobStatus.RUNNING, started_at=timezone.now()
     )
@@ -86,7 +107,7 @@ def job_run(*, job_id: int, work: Callable[..., str | None]) -> Job | None:
         with transaction.atomic():
             message = work(job=job, progress=_progress_of(job, latest))
     except JobError as error:
-        _finish(job_id, status=JobStatus.FAILED, error=f"{error} Nothing was changed.", **latest)
+        _finish(job_id, status=JobStatus.FAILED, error=f"{error} Nothing was changed.", payload=error.result or {}, **latest)
     except Exception as error:
         logger.exception("Job %s (%s) failed", job_id, job.kind)
         _finish(
@@ -94,13 +115,16 @@ def job_run(*, job_id: int, work: Callable[..., str | None]) -> Job | None:
         )
     else:
         latest["done"] = latest.get("total", models.F("total"))
-        _finish(job_id, status=JobStatus.SUCCEEDED, message=message or "", **latest)
+        kept = {}
+        if isinstance(message, JobResult):
+            message, kept = message.message, message.result
+        _finish(job_id, status=JobStatus.SUCCEEDED, message=message or "", payload=kept, **latest)
     return Job.objects.get(pk=job_id)
 
 
-def _finish(job_id: int, **fields) -> None:
+def _finish(job_id: int, *, payload: dict | None = None, **fields) -> None:
     fields.pop("stage", None)
-    Job.objects.filter(pk=job_id).update(finished_at=timezone.now(), payload={}, stage="", **fields)
+    Job.objects.filter(pk=job_id).update(finished_at=timezone.now(), payload=payload or {}, stage="", **fields)
 
 
 def _progress_of(job: Job, latest: dict) -> Progress:

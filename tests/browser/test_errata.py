@@ -71,3 +71,41 @@ def test_a_confirmed_erratum_regrades_and_the_learner_is_told(browser, live_serv
     assert attempt.score == 10 and attempt.published_score == 0
     assert Attempt.objects.get(pk=attempt.pk).right_count == 1
     assert page_problems == []
+
+
+def test_a_large_regrade_is_previewed_and_confirmed_in_the_background(page, live_server, instructor, database_tasks, monkeypatch, screenshot):
+    """Over the threshold (lowered to 10 here) the dry run's job page brings in its numbers and the Confirm button."""
+    from exams import regrade
+    from exams.models import Erratum, ErratumStatus, RegradeEvent
+    from tests.exams.test_regrade import generated_attempts, report
+    from tests.jobs.test_worker import run_worker
+
+    monkeypatch.setattr(regrade, "BACKGROUND_REGRADE_OVER", 10)
+    exam, (question, *_), attempts = generated_attempts(seed=21, count=12)
+    erratum = report(question)
+    log_in_as(page, live_server, instructor)
+    page.goto(f"{live_server.url}/admin/exams/erratum/{erratum.pk}/decide/")
+    expect(page.get_by_text("the dry run and the regrade run in the background")).to_be_visible()
+    page.get_by_label("Confirm").check()
+    page.get_by_label("Credit the corrected key").check()
+    page.get_by_role("checkbox", name=re.compile(r"A\. Choice A")).uncheck()
+    page.get_by_role("checkbox", name=re.compile(r"B\. Choice B")).check()
+    page.get_by_role("button", name="Save decision").click()
+
+    expect(page.get_by_text("the dry run of the regrade runs in the background")).to_be_visible()
+    status = page.get_by_role("status")
+    expect(status).to_contain_text("Queued")
+    assert run_worker().returncode == 0
+
+    # No reload: the polling brings in the dry run's numbers and the button.
+    expect(status.locator("#regrade-preview")).to_contain_text("Attempts regraded: 12", timeout=15_000)
+    assert_accessible(page)
+    screenshot(page, "admin-regrade-preview-job")
+    assert not RegradeEvent.objects.exists()
+    status.get_by_role("button", name="Confirm and regrade").click()
+
+    expect(page.get_by_text("the regrade runs in the background")).to_be_visible()
+    assert run_worker().returncode == 0
+    expect(page.get_by_role("status")).to_contain_text("Confirmed: regraded 12 finished attempt(s)", timeout=15_000)
+    assert Erratum.objects.get(pk=erratum.pk).status == ErratumStatus.CONFIRMED
+    assert RegradeEvent.objects.get().attempts_touched == 12
