@@ -431,6 +431,11 @@ def _reviews_record(*, user, reviews: list[Review]) -> None:
     changed: dict[int, ReviewCard] = {}
     for review in sorted(reviews, key=lambda r: (r.at, r.question_id)):
         row = cards.get(review.question_id) or ReviewCard(user=user, question_id=review.question_id)
+        if row.last_review is not None and review.at < row.last_review:
+            # Older than the card's last review (a mock finished late, at its deadline, after
+            # a practice check of the same question): FSRS would go back in time; the newer
+            # review already stands for what the learner knows.
+            continue
         scheduler = scheduling.scheduler_for(
             desired_retention=profile.desired_retention,
             exam_date=profile.exam_date,

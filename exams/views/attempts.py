@@ -56,6 +56,8 @@ def start_session(request: HttpRequest, code: str) -> HttpResponse:
         messages.error(request, form.error_text())
         return back
     mode, domain, count = form.cleaned_data["mode"], form.cleaned_data["domain"], form.cleaned_data["count"]
+    # A mock past its deadline and grace no longer blocks a session: finish it first.
+    services.finalize_expired(user=request.user)
     try:
         started = services.attempt_start(user=request.user, exam=exam, mode=mode, domain=domain, count=count)
     except services.StartRefused as refused:
@@ -152,6 +154,7 @@ def _question_context(request, attempt: Attempt, response: Response, navigator: 
     options = _options(response)
     item = next(slot for slot in navigator if slot["position"] == response.position)
     feedback = None
+    held = False
     if response.checked_at is not None:
         # Practice: once checked, this one answer is graded and explained (unless a timed
         # mock started since holds the same question).
@@ -170,8 +173,9 @@ def _question_context(request, attempt: Attempt, response: Response, navigator: 
         "seconds_left": attempt.seconds_left(),
         "shortcuts": _shortcuts_enabled(request, attempt),
         "checkable": attempt.checks_one_by_one,
+        # Not on a question a running mock holds: the added question's topic would name its topic.
         "can_try_another": response.checked_at is not None and attempt.mode in (AttemptMode.PRACTICE, AttemptMode.DRILL)
-        and not attempt.is_finished,
+        and not attempt.is_finished and not held,
         "bookmarked": response.checked_at is not None
         and Bookmark.objects.filter(user=request.user, question_id=response.question_id).exists(),
         "feedback": feedback,
@@ -580,17 +584,20 @@ def practise_wrong(request: HttpRequest, attempt_id: int) -> HttpResponse:
     attempt = owned_attempt(request.user, attempt_id)
     if not attempt.is_finished:
         return redirect("exams:attempt", attempt_id=attempt.pk)
+    services.finalize_expired(user=request.user)
     running = Attempt.objects.in_progress().filter(user=request.user, exam=attempt.exam, mode=AttemptMode.PRACTICE).first()
-    if running is not None:
-        if request.POST.get("abandon") != str(running.pk):
-            messages.info(request, "You have a practice session in progress: finish it, or abandon it to practise these.")
-            return redirect("exams:results", attempt_id=attempt.pk)
-        services.attempt_submit(user=request.user, attempt_id=running.pk)
+    if running is not None and request.POST.get("abandon") != str(running.pk):
+        messages.info(request, "You have a practice session in progress: finish it, or abandon it to practise these.")
+        return redirect("exams:results", attempt_id=attempt.pk)
     wrong = list(
         attempt.responses.exclude(is_correct=True).order_by("position").values_list("question_id", flat=True)
     )
     try:
-        started = services.attempt_start(user=request.user, exam=attempt.exam, mode=AttemptMode.PRACTICE, question_ids=wrong)
+        # Abandoning the running practice and starting this one stand or fall together.
+        with transaction.atomic():
+            if running is not None:
+                services.attempt_submit(user=request.user, attempt_id=running.pk)
+            started = services.attempt_start(user=request.user, exam=attempt.exam, mode=AttemptMode.PRACTICE, question_ids=wrong)
     except services.StartRefused as refused:
         messages.error(request, str(refused))
         return redirect("exams:results", attempt_id=attempt.pk)

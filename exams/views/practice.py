@@ -8,7 +8,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.models import Profile
 from exams import services
-from exams.access import owned_attempt
+from exams.access import in_running_mock, owned_attempt
 from exams.forms import PracticeBuilderForm
 from exams.models import Attempt, AttemptMode, Exam, Question
 
@@ -76,9 +76,13 @@ def _start(request: HttpRequest, exam: Exam, form: PracticeBuilderForm) -> HttpR
         if request.POST.get("abandon") != str(running.pk):
             messages.info(request, "You have a practice session in progress: finish it, or end it to start this one.")
             return render(request, "exams/practice_builder.html", builder_context(request, exam=exam, form=form))
-        services.attempt_submit(user=request.user, attempt_id=running.pk)
     try:
-        started = services.practice_build(user=request.user, exam=exam, plan=form.plan())
+        # Ending the running practice and starting this one stand or fall together: a start
+        # that is refused (a mock running, nothing matching) leaves that practice as it was.
+        with transaction.atomic():
+            if running is not None:
+                services.attempt_submit(user=request.user, attempt_id=running.pk)
+            started = services.practice_build(user=request.user, exam=exam, plan=form.plan())
     except services.StartRefused as refused:
         messages.error(request, str(refused))
         return render(request, "exams/practice_builder.html", builder_context(request, exam=exam, form=form))
@@ -104,6 +108,10 @@ def another_like_this(request: HttpRequest, attempt_id: int, position: int) -> H
             return redirect("exams:results", attempt_id=attempt.pk)
         if attempt.mode not in (AttemptMode.PRACTICE, AttemptMode.DRILL) or response.checked_at is None:
             messages.error(request, "Check this answer first: then you can try another like it.")
+            return back
+        if in_running_mock(request.user, response.question_id):
+            # Its topic, named by the question added, belongs to the running mock (the key rule).
+            messages.info(request, "This question is also in your running mock: try another like it once the mock ends.")
             return back
         try:
             added = services.attempt_add_like(attempt=attempt, response=response)
