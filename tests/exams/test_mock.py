@@ -136,6 +136,27 @@ class TestQuestionPage:
         assert "Choose 2" in page and 'type="checkbox"' in page
 
 
+class TestNavigator:
+    def test_each_button_says_its_state_and_only_the_current_one_is_marked(self, learner_client):
+        attempt = start(learner_client, exam_with_bank())
+        learner_client.post(question_url(attempt, 1), {"choice": "1", "flag": "on"}, headers=HTMX)
+        learner_client.post(question_url(attempt, 2), {"flag": "on"}, headers=HTMX)
+        page = learner_client.get(question_url(attempt, 2)).content.decode()
+        buttons = re.findall(r'<button type="submit" name="go" value="\d+" id="nav-\d+"[^>]*>\d+</button>', page)
+        assert len(buttons) == attempt.responses.count()
+        assert buttons[0] == (
+            '<button type="submit" name="go" value="1" id="nav-1" class="nav-item answered flagged" '
+            'aria-label="Question 1, answered, flagged">1</button>'
+        )
+        assert buttons[1] == (
+            '<button type="submit" name="go" value="2" id="nav-2" class="nav-item flagged current" aria-current="step" '
+            'aria-label="Question 2, unanswered, flagged">2</button>'
+        )
+        assert buttons[2] == '<button type="submit" name="go" value="3" id="nav-3" class="nav-item" aria-label="Question 3, unanswered">3</button>'
+        assert sum('aria-current="step"' in button for button in buttons) == 1
+        assert "hx-swap-oob" not in page
+
+
 class TestAnswering:
     def test_an_htmx_save_is_stored_and_confirmed(self, learner_client):
         attempt = start(learner_client, exam_with_bank())
