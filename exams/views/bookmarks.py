@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from exams import services
-from exams.access import owned_attempt, owned_bookmark
+from exams.access import owned_attempt, owned_bookmark, running_mock_question_ids
 from exams.models import NOTE_MAX_LENGTH, Attempt, Bookmark, Choice, Response
 
 PAGE_SIZE = 20
@@ -57,10 +57,7 @@ def bookmark_add(request: HttpRequest, attempt_id: int, position: int) -> HttpRe
 
 def running_mock_questions(user) -> set[int]:
     """The questions of the learner's running mocks: their notes, keys and explanations stay hidden."""
-    return set(
-        Response.objects.filter(attempt__user=user, attempt__mode="mock", attempt__status="in_progress")
-        .values_list("question_id", flat=True)
-    )
+    return set(running_mock_question_ids(user))
 
 
 @login_required
