@@ -163,6 +163,10 @@ if envstr("DATABASE_REPLICA_URL"):
         DATABASES["replica"]["OPTIONS"]["pool"]["timeout"] = envint("DATABASE_REPLICA_TIMEOUT", 2, minimum=1)
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
 DATABASE_ROUTERS = ["config.routers.StatisticsReplicaRouter"]
+# The exam room's two hot statements (the plain save, the question page's read) run as
+# server-side prepared statements (config/prepared.py); not through PgBouncer in
+# transaction mode, where the next transaction may find another server connection.
+PREPARED_STATEMENTS = not envbool("DATABASE_PGBOUNCER", False)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Background work (django.tasks): stored in the database by django-tasks-db and run by

@@ -34,6 +34,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.db.models.functions import Now
 
+from config import prepared
 from exams.models import Attempt, AttemptStatus, Response
 
 POSITION = re.compile(r"[1-9][0-9]?")
@@ -91,6 +92,8 @@ def plain_save(post) -> PlainSave | None:
 
 def save_plainly(*, user_id: int, attempt_id: int, position: int, save: PlainSave) -> Saved | None:
     """Store a plain save of one slot, or nothing (None) when the general path must answer."""
+    if not (prepared.fit(attempt_id) and prepared.fit(position, prepared.SMALLINT)):
+        return None  # no such attempt or slot: the general path answers
     if connection.vendor == "postgresql":
         for _ in range(RETRIES):
             outcome = _save_in_one_statement(user_id=user_id, attempt_id=attempt_id, position=position, save=save)
@@ -100,7 +103,7 @@ def save_plainly(*, user_id: int, attempt_id: int, position: int, save: PlainSav
     return _save_portably(user_id=user_id, attempt_id=attempt_id, position=position, save=save)
 
 
-SAVE_STATEMENT = """
+SAVE_SQL = """
 WITH target AS (
     SELECT r.id, r.xmin::text AS locked_version, r.choice_order, r.flagged, q.choose,
            a.deadline - statement_timestamp() AS time_left
@@ -172,11 +175,15 @@ stamped AS (
 )
 SELECT verdict, cardinality(picks), choose, flagged_after, extract(epoch FROM time_left) FROM decided
 """
+SAVE_STATEMENT = prepared.Statement("certprep_plain_save", SAVE_SQL, {
+    "attempt": "bigint", "user": "bigint", "position": "integer", "in_progress": "text", "grace": "interval",
+    "choices": "integer[]", "carries": "boolean", "struck_sent": "boolean", "struck": "integer[]", "flag": "text",
+})
 
 
 def _save_in_one_statement(*, user_id, attempt_id, position, save: PlainSave) -> Saved | str | None:
     with connection.cursor() as cursor:
-        cursor.execute(SAVE_STATEMENT, {
+        SAVE_STATEMENT.execute(cursor, {
             "attempt": attempt_id, "user": user_id, "position": position, "in_progress": AttemptStatus.IN_PROGRESS,
             "grace": Attempt.GRACE, "choices": list(save.choices), "carries": save.carries_answer,
             "struck_sent": save.struck is not None, "struck": list(save.struck or ()), "flag": save.flag,

@@ -16,12 +16,12 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, push_url, reswap, retarget, trigger_client_event
 
 from accounts.models import Profile
-from exams import grading, progress, saving, services
+from exams import grading, progress, reading, saving, services
 from exams.access import in_running_mock, learner_required, owned_attempt, running_mock_question_ids
 from exams.formats import choice_label
 from exams.forms import AnswerForm, SessionForm
 from exams.markdown import render_inline_markdown
-from exams.models import Attempt, AttemptMode, Bookmark, Erratum, ErratumStatus, Exam, Response
+from exams.models import Attempt, AttemptMode, Bookmark, Erratum, ErratumStatus, Exam, QuestionKind, Response
 
 TIME_UP = (
     "Time is up: this attempt has ended and was graded with the answers saved before the deadline."
@@ -91,23 +91,6 @@ def attempt_resume(request: HttpRequest, attempt_id: int) -> HttpResponse:
     return redirect("exams:question", attempt_id=attempt.pk, position=attempt.last_position)
 
 
-def _navigator(attempt: Attempt) -> list[dict]:
-    rows = (
-        attempt.responses.annotate(picked=Count("picks"))
-        .values("position", "answered_at", "flagged", "picked", "question__choose")
-        .order_by("position")
-    )
-    return [
-        {
-            "position": row["position"],
-            "answered": row["answered_at"] is not None,
-            "incomplete": 0 < row["picked"] < row["question__choose"],
-            "flagged": row["flagged"],
-        }
-        for row in rows
-    ]
-
-
 def _navigator_button(slot: dict, current: int, *, oob: bool = False) -> SafeString:
     """One navigator button's HTML, printed here rather than by a template: the page has 60
     of them and the template loop was most of its rendering time. Every piece is a number or
@@ -133,15 +116,7 @@ def _navigator_html(navigator: list[dict], current: int) -> SafeString:
     return mark_safe("".join(f"<li>{_navigator_button(slot, current)}</li>" for slot in navigator))
 
 
-def _slot(attempt: Attempt, position: int, *, with_text: bool = True) -> Response | None:
-    """One slot with its picks; `with_text` also loads the version a page shows (saves skip it)."""
-    related = ("version", "question") if with_text else ("question",)
-    return attempt.responses.select_related(*related).prefetch_related("picks", "strikes").filter(position=position).first()
-
-
-def _options(response: Response) -> list[dict]:
-    picked = {pick.choice_id for pick in response.picks.all()}
-    struck = {strike.choice_id for strike in response.strikes.all()}
+def _options(response: Response, picked: frozenset[int], struck: frozenset[int]) -> list[dict]:
     count = len(response.choice_order)
     return [
         {
@@ -157,12 +132,46 @@ def _options(response: Response) -> list[dict]:
     ]
 
 
+STRUCK_NOTE = '<span class="visually-hidden"> (struck out)</span>'
+
+
+def _choice_row(option: dict, *, multiple: bool, checked: bool) -> str:
+    """One choice's row (its input, letter, text and strike-out button), printed here rather
+    than by a template for the navigator's reason: the loop was a quarter of the page's CPU.
+    The text is Markdown already cleaned by nh3; every other piece is a number or a fixed word."""
+    position, letter, struck = option["position"], option["letter"], option["struck"]
+    disabled = " disabled" if checked or struck else ""
+    row = (
+        f'<div class="choice-row{" is-struck" if struck else ""}" data-position="{position}">'
+        f'<label class="choice{" is-selected" if option["selected"] else ""}">'
+        f'<input type="{"checkbox" if multiple else "radio"}" name="choice" value="{position}" data-letter="{letter}" '
+        f'data-keys="{" ".join(option["keys"])}"{" checked" if option["selected"] else ""}{disabled}>'
+        f'<span class="letter" aria-hidden="true">{letter}</span>'
+        f'<span class="choice-text"><span class="visually-hidden">{letter}. </span>{option["text"]}'
+        f'{STRUCK_NOTE if struck else ""}</span></label>'
+    )
+    if not checked:
+        action = "Restore" if struck else "Strike out"
+        row += (
+            f'<button type="submit" name="strike" value="{position}" class="strike-button" '
+            f'aria-pressed="{"true" if struck else "false"}" title="{action} {letter}">'
+            f'<span aria-hidden="true">{"↺" if struck else "✕"}</span>'
+            f'<span class="visually-hidden">{action} {letter}</span></button>'
+        )
+    return row + "</div>"
+
+
+def _choices_html(options: list[dict], *, multiple: bool, checked: bool) -> SafeString:
+    return mark_safe("".join(_choice_row(option, multiple=multiple, checked=checked) for option in options))
+
+
 WALKS = {"flagged": "flagged", "unanswered": "unanswered"}
 
 
-def _question_context(request, attempt: Attempt, response: Response, navigator: list[dict], *, walk: str = "") -> dict:
+def _question_context(request, shown: reading.Shown, *, walk: str = "") -> dict:
+    attempt, response, navigator = shown.attempt, shown.response, shown.navigator
     walk = WALKS.get(walk, "")
-    options = _options(response)
+    options = _options(response, shown.picked, shown.struck)
     item = next(slot for slot in navigator if slot["position"] == response.position)
     feedback = None
     held = False
@@ -176,7 +185,8 @@ def _question_context(request, attempt: Attempt, response: Response, navigator: 
         "exam": attempt.exam,
         "response": response,
         "question": response.question,
-        "options": options,
+        "choices_html": _choices_html(options, multiple=response.question.kind == QuestionKind.MULTIPLE,
+                                      checked=response.checked_at is not None),
         "picked_count": sum(option["selected"] for option in options),
         "navigator_html": _navigator_html(navigator, response.position),
         "item": item,
@@ -289,6 +299,11 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             if saved is not None:
                 item = {"position": position, "answered": saved.answered, "incomplete": saved.incomplete, "flagged": saved.flagged}
                 return _saved_in_place(request, item, saved.seconds_left)
+    if request.method == "GET":
+        # The page of a slot on screen: one statement, or nothing and the general path below.
+        shown = reading.question_page(user_id=request.user.pk, attempt_id=attempt_id, position=position)
+        if shown is not None:
+            return _question_page(request, shown)
     # A page reads, each statement on its own (no BEGIN/COMMIT); a post writes in one transaction.
     with transaction.atomic() if request.method == "POST" else nullcontext():
         attempt = owned_attempt(request.user, attempt_id, for_update=request.method == "POST", with_clock=True,
@@ -300,7 +315,7 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             return redirect(results_url)
         if attempt.is_past_grace():
             return _time_up(request, attempt)
-        response = _slot(attempt, position, with_text=request.method == "GET")
+        response = reading.slot_by_orm(attempt, position, with_text=request.method == "GET")
         if response is None:
             if request.method == "POST":
                 return HttpResponseBadRequest(f"There is no question {position} in this attempt.")
@@ -309,9 +324,7 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
         if request.method == "GET":
             if attempt.last_position != position:
                 Attempt.objects.filter(pk=attempt.pk).update(last_position=position)
-            context = _question_context(request, attempt, response, _navigator(attempt), walk=request.GET.get("walk", ""))
-            template = "exams/attempt.html#attempt-main" if request.htmx else "exams/attempt.html"
-            return trigger_client_event(render(request, template, context), "clock-sync", {"remaining": attempt.seconds_left()})
+            return _question_page(request, reading.shown_by_orm(attempt, response))
 
         if request.content_type not in FORM_TYPES:
             # A body that is not a form (JSON, text) would read as "no choices": refuse it
@@ -381,7 +394,7 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
         if check:
             services.attempt_check(attempt=attempt, response=response)
         walk = form.cleaned_data["walk"]
-        target = _go_target(go, position, form.slot_count, walk=_walk_positions(_navigator(attempt), walk) if walk and go in ("next", "prev") else None)
+        target = _go_target(go, position, form.slot_count, walk=_walk_positions(reading.navigator_by_orm(attempt), walk) if walk and go in ("next", "prev") else None)
         if target == "review":
             go = "review"
             target = position
@@ -407,8 +420,11 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             "flagged": response.flagged,
         }
         return _saved_in_place(request, item, attempt.seconds_left(), finished=attempt.is_finished)
-    shown = _slot(attempt, target)
-    context = _question_context(request, attempt, shown, _navigator(attempt), walk=walk)
+    # The slot to show next, read once the save has committed: in one statement when it can be.
+    shown = None if attempt.is_finished else reading.question_page(user_id=request.user.pk, attempt_id=attempt.pk, position=target)
+    if shown is None:
+        shown = reading.read_by_orm(attempt, target)
+    context = _question_context(request, shown, walk=walk)
     page = render(request, "exams/attempt.html#attempt-main", context)
     page = retarget(reswap(page, "outerHTML"), "#attempt-main")
     if target != position:
@@ -416,7 +432,14 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
     page["X-Slot"] = str(target)
     if attempt.is_finished:
         page["X-Attempt-Finished"] = "1"
-    return _saved(trigger_client_event(page, "clock-sync", {"remaining": attempt.seconds_left()}))
+    return _saved(trigger_client_event(page, "clock-sync", {"remaining": shown.attempt.seconds_left()}))
+
+
+def _question_page(request: HttpRequest, shown: reading.Shown) -> HttpResponse:
+    """The question page (a GET), whole or as the htmx partial a move swaps in."""
+    context = _question_context(request, shown, walk=request.GET.get("walk", ""))
+    template = "exams/attempt.html#attempt-main" if request.htmx else "exams/attempt.html"
+    return trigger_client_event(render(request, template, context), "clock-sync", {"remaining": shown.attempt.seconds_left()})
 
 
 def _saved_in_place(request: HttpRequest, item: dict, seconds_left: float | None, *, finished: bool = False) -> HttpResponse:
@@ -435,8 +458,7 @@ def _refused(request, attempt: Attempt, response: Response, message: str) -> Htt
     """Input the learner can put right (too many picks, an empty check): 422 and the reason, on the page."""
     if request.htmx:
         return render(request, "exams/attempt.html#refusal", {"refusal": message}, status=422)
-    shown = _slot(attempt, response.position)
-    context = _question_context(request, attempt, shown, _navigator(attempt), walk=request.POST.get("walk", ""))
+    context = _question_context(request, reading.read_by_orm(attempt, response.position), walk=request.POST.get("walk", ""))
     context["refusal"] = message
     return render(request, "exams/attempt.html", context, status=422)
 
@@ -455,7 +477,7 @@ def review(request: HttpRequest, attempt_id: int) -> HttpResponse:
             return redirect("exams:results", attempt_id=attempt.pk)
         if attempt.is_past_grace():
             return _time_up(request, attempt)
-    navigator = _navigator(attempt)
+    navigator = reading.navigator_by_orm(attempt)
     return render(
         request,
         "exams/review.html",
@@ -487,7 +509,7 @@ def submit(request: HttpRequest, attempt_id: int) -> HttpResponse:
 
 
 def _confirm_page(request: HttpRequest, attempt: Attempt) -> HttpResponse:
-    navigator = _navigator(attempt)
+    navigator = reading.navigator_by_orm(attempt)
     return render(
         request,
         "exams/submit_confirm.html",

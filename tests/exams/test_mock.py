@@ -157,6 +157,52 @@ class TestNavigator:
         assert "hx-swap-oob" not in page
 
 
+class TestChoiceRows:
+    """The rows are printed in Python (exams.views.attempts._choice_row): the markup the page's
+    script, its styles and screen readers rely on, pinned."""
+
+    def rows(self, page: str) -> list[str]:
+        return re.findall(r'<div class="choice-row.*?</div>', page)
+
+    def test_a_picked_a_struck_and_a_plain_choice(self, learner_client):
+        attempt = start(learner_client, exam_with_bank())
+        learner_client.post(question_url(attempt, 1), {"choice": "1", "struck_sent": "1", "struck": "2"}, headers=HTMX)
+        slot = attempt.responses.select_related("version").get(position=1)
+        text = [slot.version.choice_text(pk) for pk in slot.choice_order]
+        rows = self.rows(learner_client.get(question_url(attempt, 1)).content.decode())
+        assert len(rows) == 4
+        assert rows[0] == (
+            '<div class="choice-row" data-position="1"><label class="choice is-selected">'
+            '<input type="radio" name="choice" value="1" data-letter="A" data-keys="1 a" checked>'
+            '<span class="letter" aria-hidden="true">A</span>'
+            f'<span class="choice-text"><span class="visually-hidden">A. </span>{text[0]}</span></label>'
+            '<button type="submit" name="strike" value="1" class="strike-button" aria-pressed="false" title="Strike out A">'
+            '<span aria-hidden="true">✕</span><span class="visually-hidden">Strike out A</span></button></div>'
+        )
+        assert rows[1] == (
+            '<div class="choice-row is-struck" data-position="2"><label class="choice">'
+            '<input type="radio" name="choice" value="2" data-letter="B" data-keys="2 b" disabled>'
+            '<span class="letter" aria-hidden="true">B</span>'
+            f'<span class="choice-text"><span class="visually-hidden">B. </span>{text[1]}'
+            '<span class="visually-hidden"> (struck out)</span></span></label>'
+            '<button type="submit" name="strike" value="2" class="strike-button" aria-pressed="true" title="Restore B">'
+            '<span aria-hidden="true">↺</span><span class="visually-hidden">Restore B</span></button></div>'
+        )
+        assert 'class="choice"><input type="radio" name="choice" value="3" data-letter="C" data-keys="3 c">' in rows[2]
+
+    def test_a_choose_two_question_has_checkboxes_and_a_checked_answer_no_strike_buttons(self, learner_client, learner):
+        exam = exam_with_bank()
+        Question.objects.filter(domain__exam=exam).update(kind="multiple", choose=2)
+        learner_client.post(reverse("exams:start_session", args=[exam.code]), {"mode": "practice", "count": "3"})
+        attempt = Attempt.objects.get(user=learner, mode="practice")
+        page = learner_client.get(question_url(attempt, 1)).content.decode()
+        assert all('type="checkbox"' in row for row in self.rows(page))
+        learner_client.post(question_url(attempt, 1), {"choice": ["1", "2"], "check": "1"})
+        rows = self.rows(learner_client.get(question_url(attempt, 1)).content.decode())
+        assert len(rows) == 4 and not any("strike-button" in row for row in rows)
+        assert all(" disabled>" in row for row in rows)
+
+
 class TestAnswering:
     def test_an_htmx_save_is_stored_and_confirmed(self, learner_client):
         attempt = start(learner_client, exam_with_bank())

@@ -19,10 +19,11 @@ COSTS = {
     "catalogue": (5, 5),
     "exam start page": (7, 7),
     "start mock (resume)": (5, 5),
-    "question page": (7, 7),
-    "question partial": (7, 7),
+    "question page": (3, 7),
+    "question partial": (3, 7),
+    "a move (the partial of another slot)": (3, 8),
     "answer save": (3, 7),
-    "answer save + next": (12, 12),
+    "answer save + next": (9, 12),
     "review": (4, 4),
     "submit": (16, 15),
     "results": (14, 14),
@@ -43,12 +44,15 @@ def costs(client, size: int) -> dict[str, int]:
     client.post(question_url(attempt, 2), {"choice": wrong_position(slots[2])}, headers=HTMX)
     client.get(question_url(attempt, 3))
     wrong = wrong_position(slots[3])
+    moves = iter(range(size, 4, -1))
     pages = {
         "catalogue": lambda: client.get(reverse("exams:catalogue")),
         "exam start page": lambda: client.get(reverse("exams:exam", args=[exam.code])),
         "start mock (resume)": lambda: client.post(reverse("exams:start_mock", args=[exam.code])),
         "question page": lambda: client.get(question_url(attempt, 3)),
         "question partial": lambda: client.get(question_url(attempt, 3), headers=HTMX),
+        # Each time to another slot, so each moves the resume point.
+        "a move (the partial of another slot)": lambda: client.get(question_url(attempt, next(moves)), headers=HTMX),
         "answer save": lambda: client.post(question_url(attempt, 3), {"choice": wrong}, headers=HTMX),
         "answer save + next": lambda: client.post(question_url(attempt, 3), {"choice": wrong, "go": "next"}, headers=HTMX),
         "review": lambda: client.get(reverse("exams:review", args=[attempt.pk])),
