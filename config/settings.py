@@ -184,8 +184,11 @@ AUTH_PASSWORD_VALIDATORS = [
 AUTHENTICATION_BACKENDS = [
     # Counts failed logins and refuses further tries for a while (django-axes).
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend, with the user read of every signed-in request prepared.
+    "accounts.backends.ModelBackend",
 ]
+# Django's database sessions, with their load prepared (accounts/sessions.py).
+SESSION_ENGINE = "accounts.sessions"
 AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
 # Lock the username from one address, so one attacker cannot lock a learner out everywhere.
