@@ -1,7 +1,9 @@
 """The exam model: exams, domains, versioned questions, errata, attempts and responses."""
 import hashlib
 import json
+from collections import defaultdict
 from datetime import UTC, timedelta
+from typing import NamedTuple
 
 import fsrs
 from django.conf import settings
@@ -146,9 +148,13 @@ class Question(models.Model):
             question=self, attempt__status__in=Attempt.FINISHED_STATUSES
         ).exists()
 
-    def content(self) -> dict:
-        """What a learner sees of this question: the part a version freezes."""
-        choices = self.choices.all()
+    def content(self, choices=None) -> dict:
+        """What a learner sees of this question: the part a version freezes.
+
+        `choices`, when given, are its choices already read: anything with their `pk`,
+        `label`, `text`, `feedback` and `order` (a draw reads them as tuples, `ChoiceText`).
+        """
+        choices = self.choices.all() if choices is None else choices
         return {
             "title": self.title,
             "topic": self.topic,
@@ -167,13 +173,34 @@ class Question(models.Model):
         return QuestionVersion.objects.current_for([self])[self.pk]
 
 
+class ChoiceText(NamedTuple):
+    """What a version freezes of a choice, read without a model instance (`Question.content`)."""
+
+    pk: int
+    question_id: int
+    label: str
+    text: str
+    feedback: str
+    order: int
+
+
+def choice_texts(question_ids) -> dict[int, list[ChoiceText]]:
+    """Each question's choices, in their order, as `ChoiceText` (one query)."""
+    texts: dict[int, list[ChoiceText]] = defaultdict(list)
+    for row in Choice.objects.filter(question_id__in=question_ids).order_by("question_id", "order", "pk").values_list(
+        "pk", "question_id", "label", "text", "feedback", "order"
+    ):
+        texts[row[1]].append(ChoiceText(*row))
+    return texts
+
+
 def content_digest(content: dict) -> str:
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
 
 class QuestionVersionManager(models.Manager):
     @transaction.atomic
-    def current_for(self, questions) -> dict[int, "QuestionVersion"]:
+    def current_for(self, questions, *, choices: dict[int, list] | None = None) -> dict[int, "QuestionVersion"]:
         """The version new attempts get of each question, made when the text changed.
 
         A version already shown in an attempt is frozen: a text edit after that makes a
@@ -187,7 +214,8 @@ class QuestionVersionManager(models.Manager):
         unchanged bank do not queue behind each other.
         """
         questions = list(questions)
-        digests = {question.pk: content_digest(question.content()) for question in questions}
+        texts = (lambda question: choices.get(question.pk, [])) if choices is not None else (lambda question: None)
+        digests = {question.pk: content_digest(question.content(texts(question))) for question in questions}
         current = {
             question_id: version
             for question_id, version in self._latest(questions).items()
@@ -195,26 +223,33 @@ class QuestionVersionManager(models.Manager):
         }
         stale = [question for question in questions if question.pk not in current]
         if stale:
-            current |= self._make_current(stale)
+            current |= self._make_current(stale, texts)
         return current
 
     def _latest(self, questions) -> dict[int, "QuestionVersion"]:
         latest: dict[int, QuestionVersion] = {}
         versions = (
-            self.filter(question__in=questions)
-            # Whether any attempt showed it: a semi-join that stops at the first response.
-            # A version an erratum's correction recorded is frozen too: results show it.
+            # Not the frozen texts: a draw compares digests (a caller reading `content`
+            # of a version it gets back pays one query for it).
+            self.filter(question__in=questions).defer("content")
+            # Whether any attempt showed it: the first response's id, one index probe per
+            # version. (As EXISTS, PostgreSQL hashed every response of every attempt to
+            # answer it: a draw's cost grew with the whole history.) A version an erratum's
+            # correction recorded is frozen too: results show it.
             .annotate(
-                in_use=models.Exists(Response.objects.filter(version=models.OuterRef("pk")))
-                | models.Exists(Erratum.objects.filter(corrected_version=models.OuterRef("pk")))
+                shown_in=models.Subquery(Response.objects.filter(version=models.OuterRef("pk")).order_by().values("pk")[:1]),
+                corrects=models.Subquery(
+                    Erratum.objects.filter(corrected_version=models.OuterRef("pk")).order_by().values("pk")[:1]
+                ),
             )
             .order_by("question_id", "number")
         )
         for version in versions:
+            version.in_use = version.shown_in is not None or version.corrects is not None
             latest[version.question_id] = version
         return latest
 
-    def _make_current(self, questions) -> dict[int, "QuestionVersion"]:
+    def _make_current(self, questions, texts=lambda question: None) -> dict[int, "QuestionVersion"]:
         # Two first draws of a fresh bank would both create version 1: the question rows,
         # locked in id order, make them take turns (no key lock: foreign keys still pass).
         # What was read before the lock is read again after it.
@@ -227,7 +262,7 @@ class QuestionVersionManager(models.Manager):
         latest = self._latest(questions)
         current, to_create, to_update = {}, [], []
         for question in questions:
-            content = question.content()
+            content = question.content(texts(question))
             digest = content_digest(content)
             version = latest.get(question.pk)
             if version is not None and version.digest == digest:
