@@ -364,7 +364,9 @@ def _create(
     versions = QuestionVersion.objects.current_for(by_id.values(), choices=choices)
     limit = None
     if mode == AttemptMode.MOCK:
-        factor = Profile.objects.for_user(user).accommodation_factor
+        # Read, not made: a learner without a profile yet has the default factor (1.00).
+        factor = Profile.objects.filter(user=user).values_list("accommodation_factor", flat=True).first()
+        factor = Profile._meta.get_field("accommodation_factor").default if factor is None else factor
         limit = timedelta(minutes=float(exam.time_limit_minutes * factor))
     elif minutes is not None:
         limit = timedelta(minutes=minutes)

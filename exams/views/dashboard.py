@@ -15,7 +15,7 @@ from exams import progress, services
 from exams.access import running_mock_question_ids
 from exams.views import practice
 from exams.formats import choice_label
-from exams.models import Attempt, AttemptMode, AttemptStatus, Bookmark, Exam, RegradeChange, Response
+from exams.models import Attempt, Bookmark, Exam, RegradeChange, Response
 
 HISTORY_PAGE_SIZE = 20
 
@@ -75,10 +75,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 def _export_bookmarks(user) -> list[dict]:
     """The learner's bookmarks with their notes (one query); a running mock's notes stay out."""
-    in_running_mock = Response.objects.filter(
-        attempt__user=user, attempt__mode=AttemptMode.MOCK, attempt__status=AttemptStatus.IN_PROGRESS,
-        question_id=OuterRef("question_id"),
-    )
+    # The key rule's one source (exams.access): a mock past its grace counts as ended there too.
+    in_running_mock = running_mock_question_ids(user).filter(question_id=OuterRef("question_id"))
     rows = (
         Bookmark.objects.filter(user=user).annotate(hidden=Exists(in_running_mock))
         .order_by("question_id").values("question_id", "question__title", "note", "hidden", "created_at", "updated_at")
