@@ -2,14 +2,15 @@
 from playwright.sync_api import expect
 
 from cohorts.models import Membership
-from tests.browser.conftest import assert_accessible, log_in_as
+from tests.browser.conftest import PHONE, assert_accessible, log_in_as
 from tests.factories import UserFactory, exam_with_bank
 
 
 def test_a_cohort_from_invitation_to_report_to_leaving(page, browser, live_server, instructor, page_problems, screenshot):
     from tests.browser.conftest import watch
 
-    exam = exam_with_bank(code="GENM", title="Generative AI")
+    # Five domains: the report is wider than a phone.
+    exam = exam_with_bank(code="GENM", title="Generative AI", weights=(20, 20, 20, 20, 20))
     learner = UserFactory(username="maria")
     log_in_as(page, live_server, instructor)
     page.goto(f"{live_server.url}/cohorts/")
@@ -42,6 +43,18 @@ def test_a_cohort_from_invitation_to_report_to_leaving(page, browser, live_serve
     expect(page.get_by_role("row", name="maria")).to_contain_text("Not enough data (0)")
     assert_accessible(page)
     screenshot(page, "cohort-report")
+
+    # On a phone the report scrolls inside its table, not the whole page (its visually
+    # hidden caption once escaped the scroll and made the page 1,978 px wide).
+    phone_context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    phone = phone_context.new_page()
+    watch(phone, page_problems)
+    log_in_as(phone, live_server, instructor)
+    phone.goto(page.url)
+    assert phone.evaluate("document.querySelector('table.cohort').scrollWidth > document.querySelector('.table-wrap').clientWidth")
+    # (Not innerWidth: a mobile browser widens its layout viewport to what overflows.)
+    assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    phone_context.close()
 
     learner_page.get_by_role("link", name="Leave Spring class").click()
     learner_page.get_by_role("button", name="Leave cohort").click()
