@@ -7,7 +7,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, Max, OuterRef, Subquery
 
 from cohorts.models import Cohort, Membership
-from exams import progress
+from exams.study import progress
 from exams.models import Attempt, AttemptMode, Domain
 
 # Fewer counted responses than this in a domain is "not enough data", and never flagged.

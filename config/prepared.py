@@ -1,6 +1,6 @@
 """Server-side prepared statements for the exam room's two hot statements.
 
-The plain answer save (exams.saving) and the question page's read (exams.reading) are one
+The plain answer save (exams.room.saving) and the question page's read (exams.room.reading) are one
 statement each, run on every save and every move; PostgreSQL spent more time planning each
 (0.75 and 0.59 ms) than running it. Prepared once per database connection, they are planned
 once and then run from the plan PostgreSQL keeps for that connection.

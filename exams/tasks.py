@@ -3,9 +3,9 @@ from datetime import timedelta
 
 from django.tasks import task
 
-from exams.psychometrics.refresh import statistics_refresh_job
-from exams.regrade import erratum_confirm_job
-from exams.services import finalize_expired
+from exams.statistics.refresh import statistics_refresh_job
+from exams.bank.errata.regrade import erratum_confirm_job
+from exams.room.services import finalize_expired
 from jobs.periodic import schedule_next
 from jobs.services import job_run
 
@@ -14,9 +14,9 @@ FINALIZE_EVERY = timedelta(minutes=1)
 
 @task()
 def import_questions(*, job_id: int) -> None:
-    """A large question import (see exams.admin_imports.BACKGROUND_IMPORT_OVER)."""
+    """A large question import (see exams.bank.admin_imports.BACKGROUND_IMPORT_OVER)."""
     # Imported here: the admin module enqueues this task, so it imports this module.
-    from exams.admin_imports import import_pending_upload
+    from exams.bank.admin_imports import import_pending_upload
 
     job_run(job_id=job_id, work=import_pending_upload)
 
@@ -29,7 +29,7 @@ def refresh_statistics(*, job_id: int) -> None:
 
 @task()
 def regrade_erratum(*, job_id: int) -> None:
-    """A confirmation of an erratum, or its dry run, over more attempts than exams.regrade.BACKGROUND_REGRADE_OVER."""
+    """A confirmation of an erratum, or its dry run, over more attempts than exams.bank.errata.regrade.BACKGROUND_REGRADE_OVER."""
     job_run(job_id=job_id, work=erratum_confirm_job)
 
 

@@ -1,6 +1,8 @@
+"""The learner's pages: the exam room's (exams.room.views) and study's (exams.study.views), under one namespace."""
 from django.urls import path
 
-from exams.views import attempts, bookmarks, catalogue, dashboard, exhibits, practice, reports
+from exams.room.views import attempts, catalogue, exhibits, reports
+from exams.study.views import bookmarks, dashboard, practice
 
 app_name = "exams"
 urlpatterns = [

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from exams.models import Attempt, Choice, Dispute, Erratum, ErratumPolicy, ErratumStatus, Question
-from exams.services import attempt_start, attempt_submit
+from exams.room.services import attempt_start, attempt_submit
 from tests.factories import ExamFactory, exam_with_bank
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db.models import Count, Q
 
-from exams import bankcues
-from exams.formats import exhibit_images
+from exams.bank import cues
+from exams.bank.formats import exhibit_images
 from exams.models import (
     AttemptMode,
     Choice,
@@ -22,7 +22,7 @@ from exams.models import (
     Question,
     QuestionKind,
 )
-from exams.services import attempt_finish, attempt_start
+from exams.room.services import attempt_finish, attempt_start
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -44,12 +44,12 @@ def active(exam):
     return Question.objects.filter(exam=exam, is_active=True)
 
 
-def cue_questions(exam) -> list[bankcues.CueQuestion]:
+def cue_questions(exam) -> list[cues.CueQuestion]:
     questions = active(exam).select_related("domain").prefetch_related("choices")
     result = []
     for question in questions:
         choices = sorted(question.choices.all(), key=lambda c: (c.order, c.pk))
-        result.append(bankcues.CueQuestion(
+        result.append(cues.CueQuestion(
             id=question.pk, domain=question.domain.name, stem=question.stem,
             choices=tuple(c.text for c in choices), keys=frozenset(i for i, c in enumerate(choices) if c.is_correct),
             exclusion_group=question.exclusion_group, labels=tuple(c.label for c in choices),
@@ -146,38 +146,38 @@ def test_the_blueprint_lists_the_active_questions_of_each_topic(nca_genm):
 
 
 def test_the_key_is_neither_the_longest_nor_the_shortest_choice_too_often(nca_genm):
-    for domain, (longest, shortest, n) in bankcues.length_cue_by_domain(cue_questions(nca_genm)).items():
+    for domain, (longest, shortest, n) in cues.length_cue_by_domain(cue_questions(nca_genm)).items():
         assert longest <= 0.30 and shortest <= 0.30, f"{domain}: key longest {longest:.0%}, shortest {shortest:.0%} of {n}"
 
 
 def test_absolute_words_mark_keys_and_distractors_alike(nca_genm):
-    keys, distractors, _ = bankcues.absolute_word_shares(cue_questions(nca_genm))
+    keys, distractors, _ = cues.absolute_word_shares(cue_questions(nca_genm))
     assert abs(keys - distractors) <= 0.05, (keys, distractors)
 
 
 def test_the_key_does_not_echo_the_stem_more_than_the_distractors(nca_genm):
-    share, echoing = bankcues.stem_echo_share(cue_questions(nca_genm))
+    share, echoing = cues.stem_echo_share(cue_questions(nca_genm))
     assert share >= 0.80, f"{share:.0%}; out-echoing keys: {echoing}"
 
 
 def test_no_two_active_questions_are_near_duplicates_outside_an_exclusion_group(nca_genm):
-    assert bankcues.near_duplicates(cue_questions(nca_genm)) == []
+    assert cues.near_duplicates(cue_questions(nca_genm)) == []
 
 
 def test_the_cue_measures_catch_what_they_are_meant_to():
     """The measures themselves, on planted cues, so a test above cannot pass by measuring nothing."""
-    long_key = bankcues.CueQuestion(1, "D", "Which?", ("a", "bb", "a much longer and careful key", "cc"), frozenset({2}))
-    tie = bankcues.CueQuestion(2, "D", "Which?", ("aaa", "bbb", "c"), frozenset({0}))
-    assert bankcues.length_cue_by_domain([long_key, tie])["D"] == (0.75, 0.0, 2)
-    absolute = bankcues.CueQuestion(3, "D", "Which?", ("It always works", "It works here"), frozenset({1}))
-    assert bankcues.absolute_word_shares([absolute])[:2] == (0.0, 1.0)
-    echo = bankcues.CueQuestion(4, "D", "Why does dynamic batching raise throughput?", ("dynamic batching raises throughput", "cache"), frozenset({0}))
-    assert bankcues.stem_echo_share([echo]) == (0.0, [4])
-    twin = bankcues.CueQuestion(5, "D", "Why does dynamic batching raise throughput?", ("dynamic batching raises throughput", "x"), frozenset({0}))
-    other = bankcues.CueQuestion(6, "D", "Which colour is the sky on a clear day?", ("blue", "green"), frozenset({0}))
-    assert [pair[1:] for pair in bankcues.near_duplicates([echo, twin, other])] == [(4, 5)]
-    grouped = [bankcues.CueQuestion(**{**vars(q), "exclusion_group": "g"}) for q in (echo, twin)]
-    assert bankcues.near_duplicates([*grouped, other]) == []
+    long_key = cues.CueQuestion(1, "D", "Which?", ("a", "bb", "a much longer and careful key", "cc"), frozenset({2}))
+    tie = cues.CueQuestion(2, "D", "Which?", ("aaa", "bbb", "c"), frozenset({0}))
+    assert cues.length_cue_by_domain([long_key, tie])["D"] == (0.75, 0.0, 2)
+    absolute = cues.CueQuestion(3, "D", "Which?", ("It always works", "It works here"), frozenset({1}))
+    assert cues.absolute_word_shares([absolute])[:2] == (0.0, 1.0)
+    echo = cues.CueQuestion(4, "D", "Why does dynamic batching raise throughput?", ("dynamic batching raises throughput", "cache"), frozenset({0}))
+    assert cues.stem_echo_share([echo]) == (0.0, [4])
+    twin = cues.CueQuestion(5, "D", "Why does dynamic batching raise throughput?", ("dynamic batching raises throughput", "x"), frozenset({0}))
+    other = cues.CueQuestion(6, "D", "Which colour is the sky on a clear day?", ("blue", "green"), frozenset({0}))
+    assert [pair[1:] for pair in cues.near_duplicates([echo, twin, other])] == [(4, 5)]
+    grouped = [cues.CueQuestion(**{**vars(q), "exclusion_group": "g"}) for q in (echo, twin)]
+    assert cues.near_duplicates([*grouped, other]) == []
 
 
 def test_a_draw_takes_at_most_one_question_of_each_exclusion_group(nca_genm):

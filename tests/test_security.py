@@ -8,7 +8,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from exams.models import Attempt, AttemptStatus, Bookmark, Dispute, Response
-from exams.services import attempt_start, attempt_submit
+from exams.room.services import attempt_start, attempt_submit
 from tests.factories import exam_with_bank
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +20,7 @@ def named_patterns(resolver=None, namespace=""):
         if isinstance(entry, URLResolver):
             inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
             if entry.app_name == "admin":
-                continue  # Django's own admin has its own tests; ours are in tests/exams/test_admin.py
+                continue  # Django's own admin has its own tests; ours are in tests/exams/bank/test_admin.py
             yield from named_patterns(entry, inner)
         elif isinstance(entry, URLPattern) and entry.name:
             yield f"{namespace}{entry.name}", entry

@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from exams import bankcues  # noqa: E402
+from exams.bank import cues as bankcues  # noqa: E402
 
 BANK = ROOT / "fixtures" / "bank"
 EXHIBITS = BANK / "exhibits"

@@ -22,7 +22,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from exams.formats import (  # noqa: E402  (the repository root must be importable first)
+from exams.bank.formats import (  # noqa: E402  (the repository root must be importable first)
     ExportError,
     NotUtf8Error,
     ParsedChoice,
@@ -31,10 +31,10 @@ from exams.formats import (  # noqa: E402  (the repository root must be importab
     escape_markdown,
     unescape_markdown,
 )
-from exams.formats.aiken import parse_aiken, write_aiken  # noqa: E402
-from exams.formats.gift import parse_gift, write_gift  # noqa: E402
-from exams.formats.htmltext import html_to_markdown  # noqa: E402
-from exams.formats.moodlexml import parse_moodle_xml, write_moodle_xml  # noqa: E402
+from exams.bank.formats.aiken import parse_aiken, write_aiken  # noqa: E402
+from exams.bank.formats.gift import parse_gift, write_gift  # noqa: E402
+from exams.bank.formats.htmltext import html_to_markdown  # noqa: E402
+from exams.bank.formats.moodlexml import parse_moodle_xml, write_moodle_xml  # noqa: E402
 from exams.markdown import render_inline_markdown, render_markdown  # noqa: E402
 
 AGREE, DIFFER, UNSUPPORTED, NOT_APPLICABLE = "agree", "differ", "unsupported-as-expected", "n/a"

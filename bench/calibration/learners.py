@@ -3,18 +3,19 @@
 A learner has an ability θ and, per domain, an offset δ_d; an item has a difficulty b;
 the learner gets it right with probability 1/(1 + e^−(θ + δ_d − b)). A mock leaves some
 slots unanswered (scored wrong). What is drawn, counted and estimated is the app's code:
-`exams.sampling.quotas` / `draw` pick the mock, `exams.grading` scores it, the counting
-rule and the 50-per-domain window are those of `exams.progress.domain_standings` (the
+`exams.room.draw.quotas` / `draw` pick the mock, `exams.room.grading` scores it, the counting
+rule and the 50-per-domain window are those of `exams.study.progress.domain_standings` (the
 services check in run.py asserts the database gives the same counts), and the estimate
-is `exams.readiness.estimate`.
+is `exams.study.readiness.estimate`.
 """
 import math
 import random
 from collections import deque
 from dataclasses import dataclass, field
 
-from exams import grading, readiness, sampling
-from exams.progress import MASTERY_WINDOW
+from exams.room import grading, draw
+from exams.study import readiness
+from exams.study.progress import MASTERY_WINDOW
 
 
 @dataclass(frozen=True)
@@ -30,8 +31,8 @@ class Blueprint:
 
     @property
     def quotas(self) -> dict[int, int]:
-        return sampling.quotas(
-            domains=[sampling.DomainQuota(domain_id=d, weight=w, order=o) for d, w, o in self.domains],
+        return draw.quotas(
+            domains=[draw.DomainQuota(domain_id=d, weight=w, order=o) for d, w, o in self.domains],
             total=self.question_count,
         )
 
@@ -91,7 +92,7 @@ def _count(learner: Learner, domain_id: int, right: bool) -> None:
 
 
 def take_mock(learner: Learner, bank: Blueprint, rng: random.Random, *, record: bool = True) -> grading.AttemptGrade:
-    slots = sampling.draw(pool=bank.pool, quotas=bank.quotas, seen=learner.seen_in_mocks, rng=rng)
+    slots = draw.draw(pool=bank.pool, quotas=bank.quotas, seen=learner.seen_in_mocks, rng=rng)
     graded = []
     for domain_id, question_id in slots:
         answered = rng.random() >= learner.skip

@@ -7,13 +7,13 @@ to a distractor by its pull, and half the items have one tempting distractor pul
 times as hard as the others (the hard-item-with-a-lure case that fooled the old rule).
 A tenth of the items are stored with a distractor as their key. Attempts are ranked by
 their right count against the stored keys, as the app does, and
-`exams.psychometrics.formulas.item_statistics` computes the statistics and the tier.
+`exams.statistics.formulas.item_statistics` computes the statistics and the tier.
 """
 import math
 import random
 from dataclasses import dataclass
 
-from exams.psychometrics.formulas import ItemObservation, item_statistics
+from exams.statistics.formulas import ItemObservation, item_statistics
 
 CHOICES = (0, 1, 2, 3)
 TRUE_KEY = 0

@@ -6,9 +6,9 @@
 Not part of `make test`. Three parts, all with the app's own code (bench/calibration/
 learners.py and miskey.py say which):
 1. Services check: a few Rasch learners take mocks, practice and drills through
-   exams.services (attempt_start, Attempt.record_answer, attempt_check, attempt_submit)
+   exams.room.services (attempt_start, Attempt.record_answer, attempt_check, attempt_submit)
    in the configured database, inside a transaction rolled back at the end; after every
-   session the database's counts (exams.progress.domain_standings) and estimate
+   session the database's counts (exams.study.progress.domain_standings) and estimate
    (progress.readiness_estimate) must equal those the fast simulation computes from the
    same outcomes. That is what licenses part 2 to skip the database.
 2. Readiness: --learners (10,000) simulated learners (θ ~ N(1, 1), per-domain offsets ~ N(0, 0.35),
@@ -43,7 +43,7 @@ import learners  # noqa: E402
 import miskey  # noqa: E402
 from report import code_version, write_results  # noqa: E402
 
-from exams import readiness  # noqa: E402
+from exams.study import readiness  # noqa: E402
 
 COUNTED_BUCKETS = ((20, 59), (60, 119), (120, 179), (180, 239), (240, 299), (300, 350))
 
@@ -61,7 +61,8 @@ def services_check(*, learners_count: int, sessions: int, seed: int) -> dict:
     from django.core.management import call_command
     from django.db import transaction
 
-    from exams import progress, services
+    from exams.study import progress
+    from exams.room import services
     from exams.models import Attempt, AttemptMode, Choice, Domain, Exam, Question, QuestionKind
 
     call_command("migrate", verbosity=0)
@@ -212,7 +213,7 @@ def markdown(results: dict, command: str) -> str:
         f"Command: `{command}` (code {results['code_version']}, seed {results['seed']}, {results['seconds']:.0f} s).",
         "Errors are one Monte Carlo standard error.",
         "",
-        f"**Services check**: {s['learners']} learners, {s['sessions']} sessions through `exams.services`; after each, "
+        f"**Services check**: {s['learners']} learners, {s['sessions']} sessions through `exams.room.services`; after each, "
         f"the database's mastery counts and estimate equalled the fast simulation's ({s['states_compared']} states).",
         "",
         f"**Next-mock coverage** ({r['with_estimate']:,} of {r['simulated']:,} simulated learners had an estimate): "

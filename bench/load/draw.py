@@ -35,7 +35,7 @@ def main() -> None:
     from django.db import connection
 
     from exams.models import AttemptMode, Exam
-    from exams.services import attempt_start
+    from exams.room.services import attempt_start
 
     exam = Exam.objects.get(code=args.exam)
     users = [User.objects.get_or_create(username=f"drawer{index:04d}")[0] for index in range(args.count + 5)]

@@ -35,7 +35,7 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
 
     from exams.models import Attempt, AttemptMode, Exam
-    from exams.services import attempt_start, attempt_submit
+    from exams.room.services import attempt_start, attempt_submit
 
     # Each request would empty the query log that the statement count reads.
     request_started.disconnect(reset_queries)

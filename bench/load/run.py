@@ -851,7 +851,7 @@ def report(args, results: dict) -> str:
             "",
             "`bench/load/pages.py`: each page 60 times through `django.test.Client` with the whole middleware stack (no "
             "HTTP server), for one learner with a running mock and a finished one; CPU is the process's and its PostgreSQL "
-            "backend's. Statement counts are asserted by `tests/exams/test_page_costs.py`.",
+            "backend's. Statement counts are asserted by `tests/exams/room/test_page_costs.py`.",
             "",
             "| page | statements | wall ms (median) | Python CPU ms | PostgreSQL CPU ms |",
             "|---|---:|---:|---:|---:|",

@@ -6,14 +6,14 @@
 Creates the database certprep_scale (dropped first), migrates it, generates the history
 (bench/scale/generate.py: 10,000 questions, 100,000 attempts, 6,000,000 responses by
 default), then times, in this process against PostgreSQL on loopback:
-  - drawing a mock (exams.services.attempt_start) for a new learner and for one with
+  - drawing a mock (exams.room.services.attempt_start) for a new learner and for one with
     1,000 attempts, rolled back each time;
   - the dashboard of the learner with 1,000 attempts, through django.test.Client and the
     full middleware stack, after a warm-up (median of several);
-  - item statistics for one question and for the whole bank (exams.psychometrics.bank);
+  - item statistics for one question and for the whole bank (exams.statistics.totals);
   - confirming an erratum on the question every attempt holds, which regrades them all
-    (exams.regrade.erratum_confirm), once;
-  - importing a 10,000-question GIFT file (exams.imports: parse, then import_bank).
+    (exams.bank.errata.regrade.erratum_confirm), once;
+  - importing a 10,000-question GIFT file (exams.bank.imports: parse, then import_bank).
 Every heavy statement gets EXPLAIN (ANALYZE, BUFFERS) in a separate pass that is rolled
 back (so the timed runs are not slowed by it). Writes bench/results/scale.json and
 scale.md, and puts scale.md between <!-- bench:scale:begin --> / <!-- bench:scale:end -->
@@ -187,10 +187,12 @@ def measure(args, scale) -> dict:
     from django.db import connection
     from django.test import Client
 
-    from exams import imports, regrade, services
-    from exams.psychometrics import bank as item_stats
-    from exams.formats import ParsedChoice, ParsedQuestion
-    from exams.formats.gift import write_gift
+    from exams.bank import imports
+    from exams.bank.errata import regrade
+    from exams.room import services
+    from exams.statistics import totals as item_stats
+    from exams.bank.formats import ParsedChoice, ParsedQuestion
+    from exams.bank.formats.gift import write_gift
     from exams.models import Attempt, Choice, Domain, Erratum, ErratumSource, ErratumStatus, Exam, Question, Response
     from generate import DOMAINS, EXAM_CODE, HEAVY, STAR_QUESTION
 

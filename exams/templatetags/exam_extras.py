@@ -3,7 +3,7 @@ from datetime import timedelta
 
 from django import template
 
-from exams.grading import shown_percent
+from exams.room.grading import shown_percent
 
 register = template.Library()
 

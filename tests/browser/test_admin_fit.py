@@ -3,9 +3,9 @@ import re
 
 from playwright.sync_api import expect
 
-from exams.psychometrics.refresh import item_statistics_refresh
+from exams.statistics.refresh import item_statistics_refresh
 from exams.roles import instructors_group
-from exams.services import attempt_finish, attempt_start, dispute_report
+from exams.room.services import attempt_finish, attempt_start, dispute_report
 from tests.browser.conftest import assert_accessible, log_in_as, watch
 from tests.factories import UserFactory, exam_with_bank
 

@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 
 from exams.models import Attempt
 from exams.roles import instructors_group
-from exams.services import attempt_start, attempt_submit, dispute_report
+from exams.room.services import attempt_start, attempt_submit, dispute_report
 from tests.browser.conftest import assert_accessible, log_in_as
 from tests.factories import UserFactory, exam_with_bank
 
@@ -75,9 +75,9 @@ def test_a_confirmed_erratum_regrades_and_the_learner_is_told(browser, live_serv
 
 def test_a_large_regrade_is_previewed_and_confirmed_in_the_background(page, live_server, instructor, database_tasks, monkeypatch, screenshot):
     """Over the threshold (lowered to 10 here) the dry run's job page brings in its numbers and the Confirm button."""
-    from exams import regrade
+    from exams.bank.errata import regrade
     from exams.models import Erratum, ErratumStatus, RegradeEvent
-    from tests.exams.test_regrade import generated_attempts, report
+    from tests.exams.bank.errata.test_regrade import generated_attempts, report
     from tests.jobs.test_worker import run_worker
 
     monkeypatch.setattr(regrade, "BACKGROUND_REGRADE_OVER", 10)

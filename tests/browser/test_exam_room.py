@@ -17,7 +17,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from exams.models import Attempt, AttemptMode, AttemptStatus
-from exams.services import attempt_start
+from exams.room.services import attempt_start
 from tests.browser.conftest import assert_accessible, log_in_as
 from tests.factories import UserFactory, exam_with_bank
 

@@ -7,7 +7,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from exams.models import Attempt, AttemptMode, AttemptStatus, Bookmark, Domain, Question, Response
-from exams.services import attempt_start, attempt_submit
+from exams.room.services import attempt_start, attempt_submit
 from tests.browser.conftest import assert_accessible, log_in_as
 from tests.factories import UserFactory
 

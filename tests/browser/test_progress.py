@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from exams import progress
+from exams.study import progress
 from exams.models import Attempt, AttemptMode, Exam, Response
 from tests.browser.conftest import assert_accessible, log_in_as
 from tests.factories import UserFactory

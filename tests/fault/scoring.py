@@ -1,4 +1,4 @@
-"""Grading from scratch, straight from the database rows, written apart from exams.grading on purpose."""
+"""Grading from scratch, straight from the database rows, written apart from exams.room.grading on purpose."""
 from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal

@@ -30,7 +30,7 @@ emit({{"erratum": erratum.pk, "question": question.pk, "b": question.choices.get
 CONFIRM_ON_GO = """
 import sys
 from exams.models import Erratum
-from exams.regrade import erratum_confirm
+from exams.bank.errata.regrade import erratum_confirm
 erratum = Erratum.objects.get(pk={erratum})
 print("ready", flush=True)
 sys.stdin.readline()

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from exams import services
+from exams.room import services
 from exams.models import Attempt, AttemptMode, Erratum, Question, ReviewCard
 from exams.roles import instructors_group
 from tests.factories import UserFactory, exam_with_bank

@@ -12,8 +12,8 @@ from django.urls import reverse
 from hypothesis import given
 from hypothesis import strategies as st
 
-from exams.admin_imports import QuestionImportForm
-from exams.imports import FORMATS, import_bank, parse_upload, write_export
+from exams.bank.admin_imports import QuestionImportForm
+from exams.bank.imports import FORMATS, import_bank, parse_upload, write_export
 from exams.models import ExhibitImage, Question
 from tests.factories import exam_with_bank
 from tests.fuzz.harness import failure_text, fuzz_settings

@@ -11,9 +11,9 @@ from django.tasks import TaskResultStatus
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from exams.admin_imports import IMPORT_JOB
+from exams.bank.admin_imports import IMPORT_JOB
 from exams.models import Attempt, AttemptStatus, Question
-from exams.services import attempt_start
+from exams.room.services import attempt_start
 from exams.tasks import finalize_expired_attempts, import_questions
 from jobs.models import Job, JobStatus
 from jobs.services import job_enqueue, target_of

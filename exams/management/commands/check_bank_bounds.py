@@ -4,8 +4,8 @@ import sys
 
 from django.core.management.base import BaseCommand
 
-from exams.formats import question_problems
-from exams.imports import export_bank
+from exams.bank.formats import question_problems
+from exams.bank.imports import export_bank
 from exams.models import Exam
 
 

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from exams import services
+from exams.room import services
 from exams.models import Attempt, AttemptMode, Exam, Response, ResponseChoice, ReviewCard
 
 # (days ago, mode, chance of a right answer); ability grows over the weeks.

@@ -3,8 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from exams.formats import ExportError
-from exams.imports import FORMATS, write_export
+from exams.bank.formats import ExportError
+from exams.bank.imports import FORMATS, write_export
 from exams.management.commands.import_questions import exam_by_code
 
 

@@ -1,7 +1,7 @@
 """Finish attempts whose deadline and grace have passed (run from cron, e.g. every minute)."""
 from django.core.management.base import BaseCommand
 
-from exams.services import finalize_expired
+from exams.room.services import finalize_expired
 
 
 class Command(BaseCommand):

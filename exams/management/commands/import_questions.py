@@ -1,9 +1,9 @@
-"""Import a question bank (GIFT, Aiken, certprep JSON, Moodle XML: see exams.formats.registry) into an exam, all or nothing."""
+"""Import a question bank (GIFT, Aiken, certprep JSON, Moodle XML: see exams.bank.formats.registry) into an exam, all or nothing."""
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from exams.imports import FORMATS, import_bank, parse_upload
+from exams.bank.imports import FORMATS, import_bank, parse_upload
 from exams.models import Exam
 
 

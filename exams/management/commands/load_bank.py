@@ -1,7 +1,7 @@
 """Load the NCA-GENM question bank, or upgrade an earlier edition in place, and say what changed."""
 from django.core.management.base import BaseCommand
 
-from exams.bank import bank_load
+from exams.bank.loading import bank_load
 from exams.models import Exam
 
 

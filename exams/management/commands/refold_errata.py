@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 from django.db.models import Count, Q
 
 from exams.models import ErratumStatus, Question
-from exams.regrade import regrade_question
+from exams.bank.errata.regrade import regrade_question
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from exams.models import Exam
-from exams.psychometrics.refresh import item_statistics_refresh
+from exams.statistics.refresh import item_statistics_refresh
 
 
 class Command(BaseCommand):

@@ -1,1 +1,0 @@
-"""Item statistics, test reliability and the mis-key rule (classical test theory over finished mocks)."""

@@ -1,0 +1,193 @@
+"""Input from the exam pages, validated before anything is written."""
+from django import forms
+
+from exams.bank.formats import choice_label
+
+REFUSED = "refused"  # input the learner can fix on the page: answered 422, never "Not saved"
+
+
+class AnswerForm(forms.Form):
+    """One slot's answer, named by position in this attempt (1 = the first choice shown)."""
+
+    choice = forms.TypedMultipleChoiceField(coerce=int, required=False)
+    go = forms.CharField(required=False, max_length=8)
+    flag = forms.ChoiceField(required=False, choices=[("", ""), ("toggle", "toggle"), ("on", "on"), ("off", "off")])
+    check = forms.BooleanField(required=False)
+    # answer=1: the post carries this slot's whole answer (no choice at all means "clear it").
+    answer = forms.BooleanField(required=False)
+    # Strike-outs: the page's script sends the whole set (struck_sent=1 and every struck
+    # position); a form without JavaScript sends one strike=<position> button to toggle.
+    struck = forms.TypedMultipleChoiceField(coerce=int, required=False)
+    struck_sent = forms.BooleanField(required=False)
+    strike = forms.TypedChoiceField(coerce=int, required=False, empty_value=None)
+    # "Review flagged" / "Review unanswered": Next and Previous step through only those.
+    walk = forms.ChoiceField(required=False, choices=[("", ""), ("flagged", "flagged"), ("unanswered", "unanswered")])
+
+    def __init__(
+        self, *args, choice_count: int, choose: int, slot_count: int, checkable: bool = False,
+        uncheckable: str | None = None, **kwargs,
+    ):
+        super().__init__(*args, **kwargs)
+        self.checkable = checkable
+        self.uncheckable = uncheckable or "Answers in a timed mock are checked when it ends, not one by one."
+        self.choose = choose
+        self.slot_count = slot_count
+        positions = [(str(n), choice_label(n - 1)) for n in range(1, choice_count + 1)]
+        for name in ("choice", "struck", "strike"):
+            self.fields[name].choices = positions
+            self.fields[name].error_messages["invalid_choice"] = (
+                "That choice is not one of this question's choices (they are "
+                f"A–{choice_label(choice_count - 1)})."
+            )
+
+    def clean_choice(self) -> list[int]:
+        picks = self.cleaned_data["choice"]
+        if len(set(picks)) != len(picks):
+            raise forms.ValidationError("Each choice can be picked once.")
+        if len(picks) > self.choose:
+            raise forms.ValidationError(
+                f"This question takes {self.choose} choice{'s' if self.choose > 1 else ''}; "
+                f"{len(picks)} were sent. Unpick one first.",
+                code=REFUSED,
+            )
+        return sorted(picks)
+
+    def clean_struck(self) -> set[int]:
+        return set(self.cleaned_data["struck"])
+
+    @property
+    def refused(self) -> bool:
+        """Whether every error is a refusal of well-formed input (422), not a malformed post (400)."""
+        return bool(self.errors) and all(
+            error.code == REFUSED for errors in self.errors.as_data().values() for error in errors
+        )
+
+    def clean_check(self) -> bool:
+        if self.cleaned_data["check"] and not self.checkable:
+            raise forms.ValidationError(self.uncheckable)
+        return self.cleaned_data["check"]
+
+    def clean_go(self) -> str | int | None:
+        go = self.cleaned_data["go"]
+        if go in ("", None):
+            return None
+        if go in ("prev", "next", "review", "stay"):
+            return go
+        if go.isdigit() and 1 <= int(go) <= self.slot_count:
+            return int(go)
+        raise forms.ValidationError(f"There is no question {go!r} in this attempt (1–{self.slot_count}).")
+
+    def error_text(self) -> str:
+        return " ".join(message for messages in self.errors.values() for message in messages)
+
+
+class SessionForm(forms.Form):
+    """Which untimed session to start: practice (any domain), a drill (one domain) or a review."""
+
+    mode = forms.ChoiceField(choices=[("practice", "Practice"), ("drill", "Domain drill"), ("review", "Review mistakes")])
+    domain = forms.ModelChoiceField(queryset=None, required=False, empty_label="All domains")
+    count = forms.IntegerField(required=False, min_value=1, max_value=60, initial=10)
+
+    def __init__(self, *args, exam, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["domain"].queryset = exam.domains.all()
+        self.fields["domain"].error_messages["invalid_choice"] = f"That domain is not one of {exam.code}'s."
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("mode") == "drill" and not cleaned.get("domain"):
+            self.add_error("domain", "A drill needs a domain: pick one.")
+        return cleaned
+
+    def error_text(self) -> str:
+        return " ".join(message for messages in self.errors.values() for message in messages)
+
+
+class PracticeBuilderForm(forms.Form):
+    """The practice builder: domains and topics, how many, from where, timed or not, feedback when."""
+
+    domains = forms.TypedMultipleChoiceField(coerce=int, required=False, widget=forms.CheckboxSelectMultiple)
+    topics = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
+    count = forms.IntegerField(min_value=1, max_value=100, initial=20, label="Questions")
+    source = forms.ChoiceField(initial="all", widget=forms.RadioSelect, label="From")
+    mocks = forms.IntegerField(min_value=1, max_value=10, initial=2, label="Mocks to look back over")
+    timing = forms.ChoiceField(
+        choices=[("untimed", "Untimed"), ("timed", "Timed")], initial="untimed", widget=forms.RadioSelect
+    )
+    minutes = forms.IntegerField(min_value=5, max_value=180, initial=30, required=False)
+    feedback = forms.ChoiceField(
+        choices=[("each", "After each answer (“Check answer”)"), ("end", "At the end")], initial="each",
+        widget=forms.RadioSelect,
+    )
+
+    def __init__(self, *args, domains, topics: list[tuple[int, str]], **kwargs):
+        from exams.room.services import PracticeSource
+
+        super().__init__(*args, **kwargs)
+        self.domain_list = list(domains)
+        self.topic_list = topics
+        self.fields["domains"].choices = [(d.pk, d.name) for d in self.domain_list]
+        self.fields["domains"].error_messages["invalid_choice"] = "That domain is not one of this exam's."
+        self.fields["topics"].choices = [(self.topic_value(domain_id, topic), topic) for domain_id, topic in topics]
+        self.fields["topics"].error_messages["invalid_choice"] = "That topic is not one of this exam's."
+        self.fields["source"].choices = PracticeSource.choices
+
+    @staticmethod
+    def topic_value(domain_id: int, topic: str) -> str:
+        return f"{domain_id}:{topic}"
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("timing") == "timed" and not self.errors.get("minutes") and cleaned.get("minutes") is None:
+            self.add_error("minutes", "Say how many minutes a timed session lasts (5–180).")
+        picked = set(cleaned.get("domains") or [])
+        names = {d.pk: d.name for d in self.domain_list}
+        for value in cleaned.get("topics") or []:
+            domain_id, topic = value.split(":", 1)
+            if picked and int(domain_id) not in picked:
+                self.add_error(
+                    "topics", f"“{topic}” is a topic of {names[int(domain_id)]}, which is not ticked: tick it too, or untick the topic."
+                )
+        return cleaned
+
+    def plan(self):
+        """The validated choices as a PracticePlan (call after is_valid())."""
+        from exams.room.services import PracticePlan
+
+        data = self.cleaned_data
+        picked = set(data["domains"])
+        domains = tuple(d for d in self.domain_list if not picked or d.pk in picked)
+        topics: dict[int, set[str]] = {}
+        for value in data["topics"]:
+            domain_id, topic = value.split(":", 1)
+            topics.setdefault(int(domain_id), set()).add(topic)
+        return PracticePlan(
+            domains=domains,
+            topics={domain_id: frozenset(names) for domain_id, names in topics.items()},
+            count=data["count"],
+            source=data["source"],
+            mocks=data["mocks"],
+            minutes=data["minutes"] if data["timing"] == "timed" else None,
+            feedback_at_end=data["feedback"] == "end",
+        )
+
+    def domain_rows(self) -> list[dict]:
+        """Each domain with its topics, and what the learner ticked, for the template."""
+        data = self.data if self.is_bound else {}
+        ticked_domains = set(data.getlist("domains")) if self.is_bound else set()
+        ticked_topics = set(data.getlist("topics")) if self.is_bound else set()
+        rows = []
+        for domain in self.domain_list:
+            topics = [
+                {"value": self.topic_value(domain_id, topic), "name": topic, "checked": self.topic_value(domain_id, topic) in ticked_topics}
+                for domain_id, topic in self.topic_list
+                if domain_id == domain.pk
+            ]
+            rows.append({
+                "domain": domain, "checked": str(domain.pk) in ticked_domains, "topics": topics,
+                "any_topic": any(t["checked"] for t in topics),
+            })
+        return rows
+
+    def error_text(self) -> str:
+        return " ".join(message for messages in self.errors.values() for message in messages)

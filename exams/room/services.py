@@ -1,0 +1,691 @@
+"""Workflows that span several models: drawing an attempt, grading it, ending it."""
+import json
+import random
+import secrets
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import fsrs
+from django.core.exceptions import EmptyResultSet
+from django.db import IntegrityError, connection, transaction
+from django.db import models
+from django.db.models import Count, DateTimeField, Exists, ExpressionWrapper, Max, OuterRef, Prefetch, Q
+from django.db.models.functions import Now
+from django.utils import timezone
+
+from accounts.models import Profile
+from exams.room import grading, draw
+from exams.study import builder, scheduling
+from exams.room.access import running_mock_question_ids
+from exams.models import (
+    Attempt,
+    AttemptMode,
+    Bookmark,
+    Choice,
+    Dispute,
+    Domain,
+    Erratum,
+    ErratumSource,
+    ErratumStatus,
+    Exam,
+    Question,
+    QuestionVersion,
+    Response,
+    ReviewCard,
+    choice_texts,
+)
+
+
+class StartRefused(Exception):
+    """The attempt cannot be drawn; the message says why in the learner's words."""
+
+
+@dataclass(frozen=True)
+class Started:
+    attempt: Attempt
+    created: bool
+    # Set when fewer questions were available than asked for (drills, practice).
+    asked: int | None = None
+
+
+# Untimed sessions default to this many questions.
+SESSION_SIZE = 10
+# A review session takes at most this many due questions at once.
+REVIEW_SESSION_MAX = 50
+
+
+def attempt_start(
+    *,
+    user,
+    exam: Exam,
+    mode: str = AttemptMode.MOCK,
+    domain: Domain | None = None,
+    count: int | None = None,
+    seed: int | None = None,
+    question_ids: list[int] | None = None,
+    minutes: float | None = None,
+    feedback_at_end: bool = False,
+) -> Started:
+    """Draw a new attempt, or hand back the one already in progress for this exam and mode.
+
+    `question_ids` makes a practice of exactly those questions (the active ones among them),
+    as "Practise the ones I got wrong" and the practice builder do. A practice may be timed
+    (`minutes`, the learner's accommodation factor already applied) and keep its feedback
+    to the end (`feedback_at_end`).
+    """
+    existing = Attempt.objects.in_progress().filter(user=user, exam=exam, mode=mode).first()
+    if existing is not None:
+        return Started(existing, created=False)
+    if mode != AttemptMode.MOCK and Attempt.objects.in_progress().filter(user=user, exam=exam, mode=AttemptMode.MOCK).exists():
+        # Checking answers shows keys, which would give away the running mock's questions.
+        raise StartRefused(
+            f"You have a timed mock of {exam.code} running. Finish or submit it before practising: "
+            "practice shows keys and explanations."
+        )
+    rng = random.Random(seed if seed is not None else secrets.randbits(64))
+    if question_ids is not None:
+        if mode != AttemptMode.PRACTICE:
+            raise ValueError("chosen questions make a practice session")
+        wanted = set(
+            Question.objects.active().filter(exam=exam, pk__in=question_ids)
+            .exclude(pk__in=running_mock_question_ids(user)).values_list("pk", flat=True)
+        )
+        question_ids = [pk for pk in question_ids if pk in wanted]
+        if not question_ids:
+            raise StartRefused("None of these questions is in the bank any more: there is nothing to practise.")
+        count = len(question_ids)
+    elif mode == AttemptMode.MOCK:
+        question_ids = _mock_questions(user=user, exam=exam, rng=rng)
+    elif mode == AttemptMode.REVIEW:
+        question_ids = _due_questions(user=user, exam=exam)
+    else:
+        if mode == AttemptMode.DRILL and domain is None:
+            raise StartRefused("A drill needs a domain: pick one.")
+        question_ids = _session_questions(user=user, exam=exam, domain=domain, count=count or SESSION_SIZE, rng=rng)
+    try:
+        with transaction.atomic():
+            attempt = _create(
+                user=user, exam=exam, mode=mode, domain=domain, question_ids=question_ids, rng=rng,
+                minutes=minutes, feedback_at_end=feedback_at_end,
+            )
+    except IntegrityError:
+        # Another tab started the same attempt at the same moment: use that one.
+        existing = Attempt.objects.in_progress().filter(user=user, exam=exam, mode=mode).first()
+        if existing is None:
+            raise
+        return Started(existing, created=False)
+    asked = count or SESSION_SIZE
+    short = mode in (AttemptMode.PRACTICE, AttemptMode.DRILL) and len(question_ids) < asked
+    return Started(attempt, created=True, asked=asked if short else None)
+
+
+def _mock_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
+    domains = list(exam.domains.all())
+    pool: dict[int, list[int]] = defaultdict(list)
+    groups: dict[int, str] = {}
+    # No ordering: the default one (exam code, domain order) joins two tables for 500 rows.
+    for question_id, domain_id, group in Question.objects.active().filter(exam=exam).order_by().values_list(
+        "pk", "domain_id", "exclusion_group"
+    ):
+        pool[domain_id].append(question_id)
+        if group:
+            groups[question_id] = group
+    quotas = draw.quotas(
+        domains=[draw.DomainQuota(domain_id=d.pk, weight=d.weight, order=d.order) for d in domains],
+        total=exam.question_count,
+    )
+    seen = set(
+        Response.objects.filter(attempt__user=user, attempt__exam=exam, attempt__mode=AttemptMode.MOCK)
+        .order_by()  # the default ordering would drag the attempt's columns into the DISTINCT
+        .values_list("question_id", flat=True)
+        .distinct()
+    )
+    try:
+        slots = draw.draw(pool=pool, quotas=quotas, seen=seen, rng=rng, groups=groups)
+    except draw.BankTooSmall as short:
+        names = {d.pk: d.name for d in domains}
+        details = "; ".join(
+            f"{names[domain_id]} needs {needed}, has {available}" for domain_id, needed, available in short.shortfalls
+        )
+        raise StartRefused(
+            f"This exam cannot be drawn yet: its question bank is too small ({details}). "
+            "Ask an instructor to add questions."
+        ) from None
+    return [question_id for _, question_id in slots]
+
+
+def _session_questions(*, user, exam: Exam, domain: Domain | None, count: int, rng: random.Random) -> list[int]:
+    """Up to `count` questions, those the learner has never answered first."""
+    if count < 1:
+        raise StartRefused("Ask for at least one question.")
+    # The key rule: a running mock's questions are not drawn into a session that shows keys.
+    questions = Question.objects.active().filter(exam=exam).exclude(pk__in=running_mock_question_ids(user))
+    if domain is not None:
+        questions = questions.filter(domain=domain)
+    rows = list(questions.values_list("pk", "exclusion_group"))
+    groups = {pk: group for pk, group in rows if group}
+    available = sorted(pk for pk, _ in rows)
+    if not available:
+        where = f"the {domain.name} domain" if domain else exam.code
+        raise StartRefused(f"There are no questions in {where} yet.")
+    answered = set(
+        Response.objects.filter(attempt__user=user, question_id__in=available, answered_at__isnull=False)
+        .order_by()
+        .values_list("question_id", flat=True)
+        .distinct()
+    )
+    fresh = [pk for pk in available if pk not in answered]
+    again = [pk for pk in available if pk in answered]
+    rng.shuffle(fresh)
+    rng.shuffle(again)
+    return draw.one_per_group(fresh + again, groups)[:count]
+
+
+class PracticeSource(models.TextChoices):
+    ALL = "all", "All questions"
+    UNSEEN = "unseen", "Not yet seen"
+    MISSED = "missed", "Missed in my last mocks"
+    FLAGGED = "flagged", "Flagged in my last mocks"
+    BOOKMARKED = "bookmarked", "Bookmarked"
+
+
+@dataclass(frozen=True)
+class PracticePlan:
+    """What the learner asked the practice builder for (validated by PracticeBuilderForm)."""
+
+    domains: tuple[Domain, ...]
+    # Per domain id, the topics chosen within it; a domain not in here takes all its topics.
+    topics: dict[int, frozenset[str]]
+    count: int
+    source: str = PracticeSource.ALL
+    mocks: int = 2
+    minutes: int | None = None
+    feedback_at_end: bool = False
+
+
+def practice_candidates(*, user, exam: Exam, plan: PracticePlan) -> tuple[list[builder.Candidate], set[int]]:
+    """The questions that match the plan, and which of them the learner has seen: one query.
+
+    Never a question of a mock the learner has running (its key would show).
+    """
+    seen = Response.objects.filter(attempt__user=user, question=OuterRef("pk"))
+    questions = (
+        Question.objects.active()
+        .filter(exam=exam, domain__in=[domain.pk for domain in plan.domains])
+        .exclude(pk__in=running_mock_question_ids(user))
+        .annotate(seen=Exists(seen))
+    )
+    if plan.topics:
+        within = Q(domain__in=[domain.pk for domain in plan.domains if domain.pk not in plan.topics])
+        for domain_id, topics in plan.topics.items():
+            within |= Q(domain_id=domain_id, topic__in=sorted(topics))
+        questions = questions.filter(within)
+    if plan.source == PracticeSource.UNSEEN:
+        questions = questions.filter(seen=False)
+    elif plan.source in (PracticeSource.MISSED, PracticeSource.FLAGGED):
+        last_mocks = (
+            Attempt.objects.finished().filter(user=user, exam=exam, mode=AttemptMode.MOCK)
+            .order_by("-finished_at", "-pk").values("pk")[: plan.mocks]
+        )
+        slots = Response.objects.filter(attempt__in=last_mocks)
+        if plan.source == PracticeSource.MISSED:
+            slots = slots.filter(Q(is_correct=False) | Q(answered_at__isnull=True))
+        else:
+            slots = slots.filter(flagged=True)
+        questions = questions.filter(pk__in=slots.values("question_id"))
+    elif plan.source == PracticeSource.BOOKMARKED:
+        questions = questions.filter(pk__in=Bookmark.objects.filter(user=user).values("question_id"))
+    rows = questions.order_by().values_list("pk", "domain_id", "exclusion_group", "seen")
+    candidates, seen_ids = [], set()
+    for question_id, domain_id, group, was_seen in rows:
+        candidates.append(builder.Candidate(question_id, domain_id, group))
+        if was_seen:
+            seen_ids.add(question_id)
+    return candidates, seen_ids
+
+
+def practice_count(*, user, exam: Exam, plan: PracticePlan) -> int:
+    """How many questions a session built from the plan can hold (one per exclusion group)."""
+    candidates, _ = practice_candidates(user=user, exam=exam, plan=plan)
+    return builder.distinct(candidates)
+
+
+def practice_build(*, user, exam: Exam, plan: PracticePlan, seed: int | None = None) -> Started:
+    """Draw and start the practice the learner built: as many as asked, or all that match.
+
+    Raises StartRefused when nothing matches. Started.asked is set when fewer matched.
+    """
+    candidates, seen = practice_candidates(user=user, exam=exam, plan=plan)
+    if not candidates:
+        raise StartRefused("No question matches these choices: widen them (more domains or topics, another source).")
+    rng = random.Random(seed if seed is not None else secrets.randbits(64))
+    question_ids = builder.draw(
+        candidates=candidates,
+        domains=[draw.DomainQuota(domain_id=d.pk, weight=d.weight, order=d.order) for d in plan.domains],
+        total=plan.count,
+        rng=rng,
+        seen=seen,
+    )
+    minutes = None
+    if plan.minutes is not None:
+        minutes = float(plan.minutes * Profile.objects.for_user(user).accommodation_factor)
+    started = attempt_start(
+        user=user, exam=exam, mode=AttemptMode.PRACTICE, question_ids=question_ids, seed=rng.randrange(2**63),
+        minutes=minutes, feedback_at_end=plan.feedback_at_end,
+    )
+    if started.created and len(question_ids) < plan.count:
+        return Started(started.attempt, created=True, asked=plan.count)
+    return Started(started.attempt, created=started.created)
+
+
+class NothingLikeIt(Exception):
+    """"Try another like this" found nothing to add; the message says why."""
+
+
+def attempt_add_like(*, attempt: Attempt, response: Response, seed: int | None = None) -> Response:
+    """Add one unseen question of the same topic to the session, as its last slot.
+
+    The caller holds the attempt's row lock, so two clicks never take one position. Unseen
+    means in no attempt of this learner, which also keeps out a running mock's questions.
+    """
+    topic = response.question.topic
+    if not topic:
+        raise NothingLikeIt("This question has no topic in the bank, so there is no other like it to add.")
+    taken_groups = attempt.responses.exclude(question__exclusion_group="").values("question__exclusion_group")
+    rows = list(
+        Question.objects.active()
+        .filter(exam=attempt.exam, domain_id=response.question.domain_id, topic=topic)
+        .exclude(Exists(Response.objects.filter(attempt__user=attempt.user, question=OuterRef("pk"))))
+        .exclude(exclusion_group__in=taken_groups)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    if not rows:
+        raise NothingLikeIt(f"You have already seen every question on “{topic}”: there is none left to add.")
+    rng = random.Random(seed if seed is not None else secrets.randbits(64))
+    question = Question.objects.prefetch_related(
+        Prefetch("choices", queryset=Choice.objects.order_by("order", "pk"))
+    ).get(pk=rng.choice(rows))
+    version = QuestionVersion.objects.current_for([question])[question.pk]
+    last = attempt.responses.aggregate(last=Max("position"))["last"] or 0
+    return Response.objects.create(
+        attempt=attempt,
+        position=last + 1,
+        question=question,
+        domain_id=question.domain_id,
+        version=version,
+        choice_order=draw.shuffle_choices(
+            choice_ids=[choice.pk for choice in question.choices.all()], keep_order=question.keep_order, rng=rng
+        ),
+    )
+
+
+def bookmark_add(*, user, response: Response) -> tuple[Bookmark, bool]:
+    """Bookmark the question of a slot (the view checks the learner has answered and seen it).
+
+    A double click makes one bookmark: the unique (user, question) constraint decides.
+    """
+    try:
+        with transaction.atomic():
+            return Bookmark.objects.get_or_create(user=user, question_id=response.question_id)
+    except IntegrityError:
+        return Bookmark.objects.get(user=user, question_id=response.question_id), False
+
+
+def bookmark_note(*, bookmark: Bookmark, note: str) -> None:
+    bookmark.note = note
+    bookmark.updated_at = timezone.now()
+    bookmark.full_clean(exclude=["user", "question"])
+    bookmark.save(update_fields=["note", "updated_at"])
+
+
+def _due_questions(*, user, exam: Exam) -> list[int]:
+    """The due cards' questions, most overdue first (at most REVIEW_SESSION_MAX)."""
+    due_cards = (
+        ReviewCard.objects.due(user=user, exam=exam)
+        .exclude(question_id__in=running_mock_question_ids(user))
+        .order_by("due", "pk")
+        .values_list("question_id", "question__exclusion_group")
+    )
+    groups = {question_id: group for question_id, group in due_cards if group}
+    # Two due questions of one group wait their turn: the next review session takes the other.
+    due = draw.one_per_group([question_id for question_id, _ in due_cards], groups)[:REVIEW_SESSION_MAX]
+    if not due:
+        raise StartRefused("Nothing is due for review now. Questions you answer in mocks and practice come back here.")
+    return due
+
+
+def _create(
+    *, user, exam: Exam, mode: str, domain: Domain | None, question_ids: list[int], rng: random.Random,
+    minutes: float | None = None, feedback_at_end: bool = False,
+) -> Attempt:
+    # The choices as plain tuples, not model instances: a mock's 60 questions have ~250.
+    choices = choice_texts(question_ids)
+    by_id = {question.pk: question for question in Question.objects.filter(pk__in=question_ids).order_by()}
+    versions = QuestionVersion.objects.current_for(by_id.values(), choices=choices)
+    limit = None
+    if mode == AttemptMode.MOCK:
+        # Read, not made: a learner without a profile yet has the default factor (1.00).
+        factor = Profile.objects.filter(user=user).values_list("accommodation_factor", flat=True).first()
+        factor = Profile._meta.get_field("accommodation_factor").default if factor is None else factor
+        limit = timedelta(minutes=float(exam.time_limit_minutes * factor))
+    elif minutes is not None:
+        limit = timedelta(minutes=minutes)
+    attempt = Attempt.objects.create(
+        user=user,
+        exam=exam,
+        mode=mode,
+        domain=domain,
+        feedback_at_end=feedback_at_end,
+        # The deadline comes from the database clock, which every web server shares.
+        deadline=ExpressionWrapper(Now() + limit, output_field=DateTimeField()) if limit else None,
+    )
+    if not isinstance(attempt.started_at, datetime) or (limit and not isinstance(attempt.deadline, datetime)):
+        # Django reads both back with the INSERT (RETURNING) where the database can.
+        attempt.refresh_from_db(fields=["started_at", "deadline"])
+    _insert_slots(attempt, [
+        (position, question_id, by_id[question_id].domain_id, versions[question_id].pk, draw.shuffle_choices(
+            choice_ids=[choice.pk for choice in choices[question_id]], keep_order=by_id[question_id].keep_order, rng=rng,
+        ))
+        for position, question_id in enumerate(question_ids, start=1)
+    ])
+    return attempt
+
+
+INSERT_SLOTS = """
+INSERT INTO exams_response (attempt_id, position, question_id, domain_id, version_id, choice_order, flagged)
+SELECT %(attempt)s, position, question_id, domain_id, version_id, choice_order::jsonb, false
+FROM unnest(%(positions)s::smallint[], %(questions)s::bigint[], %(domains)s::bigint[], %(versions)s::bigint[],
+            %(orders)s::text[]) AS slot (position, question_id, domain_id, version_id, choice_order)
+"""
+
+
+def _insert_slots(attempt: Attempt, slots: list[tuple[int, int, int, int, list[int]]]) -> None:
+    """An attempt's slots (position, question, domain, version, choice order): on PostgreSQL
+    one INSERT of arrays, which costs a 60-slot draw a third of the CPU bulk_create did
+    (building and adapting 60 model instances); bulk_create elsewhere."""
+    if connection.vendor != "postgresql":
+        Response.objects.bulk_create(
+            Response(attempt=attempt, position=position, question_id=question_id, domain_id=domain_id,
+                     version_id=version_id, choice_order=order)
+            for position, question_id, domain_id, version_id, order in slots
+        )
+        return
+    positions, questions, domains, versions, orders = zip(*slots) if slots else ((),) * 5
+    with connection.cursor() as cursor:
+        cursor.execute(INSERT_SLOTS, {
+            "attempt": attempt.pk, "positions": list(positions), "questions": list(questions), "domains": list(domains),
+            "versions": list(versions), "orders": [json.dumps(order) for order in orders],
+        })
+
+
+@dataclass(frozen=True)
+class Review:
+    """One graded slot as a review of the learner's card for its question."""
+
+    question_id: int
+    rating: fsrs.Rating
+    at: datetime
+
+
+def reviews_record(*, user, reviews: list[Review]) -> None:
+    """Apply these reviews to the learner's cards through FSRS, in three queries.
+
+    Reviews are applied in time order; the scheduler is the learner's (desired retention,
+    the cap from an exam date ahead of the review's day in their zone).
+    """
+    if not reviews:
+        return
+    # Part of the caller's transaction when there is one (checking and grading hold one);
+    # savepoint=False: no savepoint round trips inside it.
+    with transaction.atomic(savepoint=False):
+        _reviews_record(user=user, reviews=reviews)
+
+
+def _reviews_record(*, user, reviews: list[Review]) -> None:
+    profile = Profile.objects.for_user(user)
+    # Locked in question order, as the upsert below writes: two gradings of one learner at
+    # once (two tabs) then queue on the cards instead of one overwriting the other's review.
+    existing = (
+        ReviewCard.objects.select_for_update()
+        .filter(user=user, question_id__in={r.question_id for r in reviews})
+        .order_by("question_id")
+    )
+    cards = {card.question_id: card for card in existing}
+    changed: dict[int, ReviewCard] = {}
+    for review in sorted(reviews, key=lambda r: (r.at, r.question_id)):
+        row = cards.get(review.question_id) or ReviewCard(user=user, question_id=review.question_id)
+        if row.last_review is not None and review.at < row.last_review:
+            # Older than the card's last review (a mock finished late, at its deadline, after
+            # a practice check of the same question): FSRS would go back in time; the newer
+            # review already stands for what the learner knows.
+            continue
+        scheduler = scheduling.scheduler_for(
+            desired_retention=profile.desired_retention,
+            exam_date=profile.exam_date,
+            today=scheduling.local_today(now=review.at, tz_name=profile.time_zone),
+        )
+        row.take(scheduling.review(card=row.as_fsrs() if row.due else None, rating=review.rating, at=review.at, scheduler=scheduler))
+        row.updated_at = review.at
+        cards[review.question_id] = changed[review.question_id] = row
+    ReviewCard.objects.bulk_create(
+        sorted(changed.values(), key=lambda card: card.question_id),
+        update_conflicts=True,
+        unique_fields=["user", "question"],
+        update_fields=["state", "step", "stability", "difficulty", "due", "last_review", "updated_at"],
+    )
+
+
+def review_of(response: Response, *, at: datetime) -> Review | None:
+    """The review a graded slot gives (picks and strikes prefetched), or None."""
+    rating = scheduling.rating_for(
+        answered=response.answered_at is not None, right=response.is_correct, struck=bool(response.strikes.all()),
+    )
+    return None if rating is None else Review(question_id=response.question_id, rating=rating, at=at)
+
+
+def attempt_check(*, attempt: Attempt, response: Response) -> bool | None:
+    """Practice: grade one answer now and lock it (the caller holds the attempt's row lock).
+
+    Returns whether it was right (None for a voided question). The session ends by itself
+    once every question is checked.
+    """
+    selected = frozenset(pick.choice_id for pick in response.picks.all())
+    # The last check also grades the whole session, share-locking all its questions: lock
+    # them all now, in id order, so this transaction never takes question locks out of
+    # order (a draw locking two of them the other way round would deadlock with it).
+    _share_questions(attempt.responses.values("question_id"))
+    key = confirmed_keys(attempt=attempt, question_ids=[response.question_id])[response.question_id]
+    right = None if key.void else grading.is_right(selected=selected, key=key)
+    response.is_correct = right
+    response.checked_at = timezone.now()
+    response.save(update_fields=["is_correct", "checked_at"])
+    review = review_of(response, at=response.checked_at)
+    if review is not None:
+        reviews_record(user=attempt.user, reviews=[review])
+    if not attempt.responses.filter(checked_at__isnull=True).exists():
+        attempt_finish(attempt=attempt, expired=False)
+    return right
+
+
+def confirmed_keys(*, attempt: Attempt, question_ids) -> dict[int, grading.ItemKey]:
+    """The key each question is graded against in this attempt, its confirmed errata folded in order.
+
+    Call it inside the grading transaction: it first takes a share lock on the questions,
+    so grading waits for an erratum being confirmed on one of them (exams.bank.errata.regrade holds
+    the question's row) and then reads the new key; and a confirmation waits for gradings
+    in flight, then regrades them with the rest.
+    """
+    _share_questions(question_ids)
+    correct: dict[int, set[int]] = defaultdict(set)
+    for question_id, choice_id in Choice.objects.filter(question_id__in=question_ids, is_correct=True).values_list(
+        "question_id", "pk"
+    ):
+        correct[question_id].add(choice_id)
+    errata = (
+        Erratum.objects.filter(question_id__in=question_ids, status=ErratumStatus.CONFIRMED)
+        .order_by("question_id", "decided_at", "pk")
+        .prefetch_related("published_key")
+    )
+    folded: dict[int, list[grading.ConfirmedErratum]] = defaultdict(list)
+    for erratum in errata:
+        folded[erratum.question_id].append(confirmed_erratum(erratum))
+    return {
+        question_id: grading.key_for(
+            correct=correct[question_id], errata=folded[question_id], finished_at=attempt.finished_at
+        )
+        for question_id in question_ids
+    }
+
+
+def confirmed_erratum(erratum: Erratum) -> grading.ConfirmedErratum:
+    """A confirmed erratum as grading folds it (prefetch `published_key`)."""
+    return grading.ConfirmedErratum(
+        policy=grading.Policy(erratum.policy),
+        published=frozenset(choice.pk for choice in erratum.published_key.all()),
+        decided_at=erratum.decided_at,
+    )
+
+
+def _share_questions(question_ids) -> None:
+    """FOR SHARE on these questions (ids, or a queryset of them), in id order.
+
+    Django has no FOR SHARE; SQLite needs none (one writer at a time). Every transaction
+    takes its question locks in one statement in id order, so two lockers never wait on
+    each other in a ring.
+    """
+    if connection.vendor != "postgresql":
+        return
+    questions = Question.objects.filter(pk__in=question_ids).order_by("pk").values("pk")
+    try:
+        sql, params = questions.query.get_compiler(connection=connection).as_sql()
+    except EmptyResultSet:  # no questions: nothing to lock
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(f"{sql} FOR SHARE", params)
+
+
+def grade_responses(*, attempt: Attempt) -> grading.AttemptGrade:
+    """Grade every slot of the attempt, store each result, and review the answered ones (FSRS)."""
+    responses = list(
+        attempt.responses.prefetch_related("picks", "strikes").order_by("position")
+    )
+    keys = confirmed_keys(attempt=attempt, question_ids={response.question_id for response in responses})
+    slots = [
+        grading.Slot(
+            domain_id=response.domain_id,
+            selected=frozenset(pick.choice_id for pick in response.picks.all()),
+            key=keys[response.question_id],
+        )
+        for response in responses
+    ]
+    grade = grading.grade_attempt(slots=slots, passing_score=attempt.exam.passing_score)
+    for response, result in zip(responses, grade.item_results, strict=True):
+        response.is_correct = result
+    Response.objects.bulk_update(responses, ["is_correct"])
+    # Checked practice answers were reviewed when checked; the rest are reviews at the finish.
+    reviews = [
+        review_of(response, at=attempt.finished_at) for response in responses if response.checked_at is None
+    ]
+    reviews_record(user=attempt.user, reviews=[review for review in reviews if review is not None])
+    return grade
+
+
+def attempt_finish(*, attempt: Attempt, expired: bool) -> bool:
+    """Grade and close the attempt once; the caller holds its row lock.
+
+    Returns False when it was already finished (a second submit, another tab).
+    """
+    if attempt.is_finished:
+        return False
+    # Set before grading: errata policies depend on when an attempt finished.
+    attempt.finished_at = attempt.end_time(expired=expired)
+    attempt.finish(expired=expired, grade=grade_responses(attempt=attempt))
+    return True
+
+
+# The page's countdown may reach zero a moment before the server's clock does.
+CLOCK_TOLERANCE = timedelta(seconds=5)
+
+
+def attempt_submit(*, user, attempt_id: int, timed_out: bool = False) -> Attempt:
+    """End the learner's attempt; a submit at or after the deadline records it as expired.
+
+    Idempotent: a second submit (double click, another tab) waits for the row lock and
+    finds the attempt already graded.
+    """
+    from exams.room.access import owned_attempt
+
+    with transaction.atomic():
+        attempt = owned_attempt(user, attempt_id, for_update=True, with_clock=True)
+        if not attempt.is_finished:
+            deadline = attempt.deadline
+            expired = deadline is not None and (
+                attempt.db_now >= deadline or (timed_out and attempt.db_now >= deadline - CLOCK_TOLERANCE)
+            )
+            attempt_finish(attempt=attempt, expired=expired)
+    return attempt
+
+
+def attempt_expire(*, attempt_id: int) -> None:
+    """Finish an attempt whose time ran out, under its row lock (as submit and regrade take it)."""
+    with transaction.atomic():
+        attempt = Attempt.objects.select_for_update().select_related("exam").with_clock().get(pk=attempt_id)
+        if not attempt.is_finished:
+            attempt_finish(attempt=attempt, expired=True)
+
+
+def finalize_expired(*, user=None) -> int:
+    """Finish every attempt past its deadline and grace (one learner's, or everyone's)."""
+    candidates = Attempt.objects.past_grace()
+    if user is not None:
+        candidates = candidates.filter(user=user)
+    finished = 0
+    for attempt_id in candidates.values_list("pk", flat=True):
+        with transaction.atomic():
+            # skip_locked: an attempt being submitted right now is that request's to finish.
+            attempt = Attempt.objects.select_for_update(skip_locked=True).select_related("exam").filter(pk=attempt_id).first()
+            if attempt is not None and not attempt.is_finished:
+                finished += attempt_finish(attempt=attempt, expired=True)
+    return finished
+
+
+def domain_results(*, attempts) -> dict[int, dict[int, tuple[int, int]]]:
+    """Per attempt, per domain: (right, total), void items left out. One query."""
+    rows = (
+        Response.objects.filter(attempt__in=attempts)
+        .values("attempt_id", "domain_id")
+        .annotate(
+            right=Count("pk", filter=Q(is_correct=True)),
+            total=Count("pk", filter=Q(is_correct__isnull=False)),
+        )
+        .order_by()
+    )
+    results: dict[int, dict[int, tuple[int, int]]] = defaultdict(dict)
+    for row in rows:
+        results[row["attempt_id"]][row["domain_id"]] = (row["right"], row["total"])
+    return results
+
+
+def dispute_report(*, user, response: Response, choice_id: int | None, reason: str) -> Dispute:
+    """File or edit the learner's report on a question; reports gather on its one open erratum."""
+    with transaction.atomic():
+        erratum = Erratum.objects.filter(question_id=response.question_id, status=ErratumStatus.REPORTED).first()
+        if erratum is None:
+            try:
+                with transaction.atomic():
+                    erratum = Erratum.objects.create(
+                        question_id=response.question_id, source=ErratumSource.LEARNERS, status=ErratumStatus.REPORTED
+                    )
+                    # What learners are graded on now is the key the reports dispute.
+                    erratum.published_key.set(Choice.objects.filter(question_id=response.question_id, is_correct=True))
+            except IntegrityError:
+                # Someone else opened it a moment ago: join theirs.
+                erratum = Erratum.objects.get(question_id=response.question_id, status=ErratumStatus.REPORTED)
+        dispute, _ = Dispute.objects.update_or_create(
+            erratum=erratum,
+            learner=user,
+            defaults={"choice_id": choice_id, "reason": reason, "response": response, "updated_at": timezone.now()},
+        )
+    return dispute

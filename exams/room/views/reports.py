@@ -1,0 +1,65 @@
+"""Report a problem with a question the learner has answered: it becomes a dispute on its erratum."""
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from exams.room import services
+from exams.room.access import owned_attempt
+from exams.bank.formats import choice_label
+from exams.models import Dispute, ErratumStatus
+
+
+class ReportForm(forms.Form):
+    choice = forms.TypedChoiceField(
+        coerce=int, required=False, empty_value=None, label="The answer you believe is right (optional)",
+    )
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 5}), max_length=2000, label="What is wrong with this question?",
+        help_text="E.g. the key looks wrong, two answers are right, the wording is unclear. Up to 2,000 characters.",
+    )
+
+    def __init__(self, *args, options: list[tuple[int, str]], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["choice"].choices = [("", "No opinion")] + [(str(position), label) for position, label in options]
+
+
+@login_required
+def report(request: HttpRequest, attempt_id: int, position: int) -> HttpResponse:
+    attempt = owned_attempt(request.user, attempt_id)
+    response = attempt.responses.select_related("version", "question").filter(position=position).first()
+    if response is None:
+        raise Http404("No such question in this attempt.")
+    question_url = reverse("exams:question", args=[attempt.pk, position])
+    results_url = reverse("exams:results", args=[attempt.pk])
+    if not (attempt.is_finished or response.checked_at):
+        # Keys stay hidden during an attempt, so problems are reported once it is answered and seen.
+        messages.error(request, "You can report a problem once you have checked this answer or finished the attempt.")
+        return redirect(question_url)
+    options = [
+        (index, f"{choice_label(index - 1)}. {response.version.choice_text(choice_id)}")
+        for index, choice_id in enumerate(response.choice_order, start=1)
+    ]
+    existing = (
+        Dispute.objects.filter(learner=request.user, erratum__question=response.question, erratum__status=ErratumStatus.REPORTED)
+        .first()
+    )
+    initial = {}
+    if existing is not None:
+        initial = {"reason": existing.reason}
+        if existing.choice_id in response.choice_order:
+            initial["choice"] = response.choice_order.index(existing.choice_id) + 1
+    form = ReportForm(request.POST or None, options=options, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        position_picked = form.cleaned_data["choice"]
+        choice_id = response.choice_order[position_picked - 1] if position_picked else None
+        services.dispute_report(user=request.user, response=response, choice_id=choice_id, reason=form.cleaned_data["reason"])
+        messages.success(request, "Thank you: your report is with the instructors. You can edit it until they decide.")
+        return redirect(results_url if attempt.is_finished else question_url)
+    return render(
+        request,
+        "exams/report.html",
+        {"attempt": attempt, "response": response, "form": form, "existing": existing, "back": results_url if attempt.is_finished else question_url},
+    )

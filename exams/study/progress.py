@@ -1,0 +1,427 @@
+"""Reads behind the dashboard: mastery, readiness, trend, mastery over time, reviews due — aggregates in SQL."""
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.core.exceptions import EmptyResultSet
+from django.db import connection
+from django.db.models import Count, Min, Q, QuerySet
+from django.db.models.functions import Now
+
+from exams.study import readiness
+from exams.room import draw
+from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewCard
+
+# Mastery looks at this many of the learner's latest answered responses per domain.
+MASTERY_WINDOW = 50
+# Mock scores drawn on the trend chart.
+TREND_LENGTH = 20
+
+
+@dataclass(frozen=True)
+class DomainStanding:
+    domain_id: int
+    name: str
+    weight: int
+    right: int
+    answered: int
+    order: int = 0
+
+    @property
+    def mastery(self) -> float | None:
+        return readiness.mastery(right=self.right, answered=self.answered)
+
+
+def domain_standings(*, user, exam: Exam) -> list[DomainStanding]:
+    """Per domain: right out of the last 50 counted responses in finished attempts (all modes).
+
+    One query however long the history (see `_standings_sql`). Counted: every slot of a
+    mock, an unanswered one as wrong (as the mock's score counts it); outside mocks a slot
+    once graded, i.e. answered (checked, or graded when the session was submitted). Void
+    slots never count.
+    """
+    sql, params = _standings_sql(user=user, exam=exam)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        counts = {domain_id: (int(right), int(answered)) for domain_id, right, answered in cursor.fetchall()}
+    return [
+        DomainStanding(
+            domain_id=domain.pk, name=domain.name, weight=domain.weight, order=domain.order,
+            right=counts.get(domain.pk, (0, 0))[0], answered=counts.get(domain.pk, (0, 0))[1],
+        )
+        for domain in exam.domains.all()
+    ]
+
+
+# Which responses mastery counts, and the time that orders them newest first: the one
+# statement of the rule, used by the standings, mastery over time and the cohort report.
+# SQL over the aliases r (the response) and a (its attempt, with its mode and finished_at).
+# A mock's every slot counts (unanswered is wrong); elsewhere a slot counts once graded,
+# i.e. answered in a finished session (checked, or graded at submit). Void slots never.
+# A mock's unanswered slot takes its attempt's finish as its time.
+MASTERY_COUNTED = f"r.is_correct IS NOT NULL AND (a.mode = '{AttemptMode.MOCK.value}' OR r.answered_at IS NOT NULL)"
+MASTERY_STAMP = "COALESCE(r.answered_at, a.finished_at)"
+
+# Mastery first reads the learner's latest 25 finished attempts, then 200, then all.
+MASTERY_TIERS = (25, 200)
+# How much later than its attempt's finish an answer may be stamped: saves are accepted
+# for the grace after a deadline, and a save or submit stamps its time only after waiting
+# for the attempt's lock (behind a regrade, say), so a wide margin. A larger one only
+# sends more dashboards to the next tier; it never makes a count wrong.
+MASTERY_MARGIN = Attempt.GRACE + timedelta(minutes=10)
+
+
+def _plus_margin(value: str) -> str:
+    """SQL for the time `value` plus MASTERY_MARGIN."""
+    margin = int(MASTERY_MARGIN.total_seconds())
+    if connection.vendor == "postgresql":
+        return f"({value} + interval '{margin} seconds')"
+    # Milliseconds kept (datetime() would drop the fraction), one second more for the
+    # microseconds they lose; compared as text, as Django stores datetimes in SQLite.
+    return f"strftime('%%Y-%%m-%%d %%H:%%M:%%f', {value}, '+{margin + 1} seconds')"
+
+
+def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
+    """The mastery counts in one statement whose cost follows recent history, not all of it.
+
+    A window function numbers each domain's answers newest first (portable to SQLite
+    3.25+). Numbering every answer of a long history is what made the dashboard slow, so
+    the statement first numbers only the answers of the learner's latest 25 attempts. That
+    tier is the answer when it holds every finished attempt, or when each of the exam's
+    domains has 50 answers there, the oldest of them later than anything outside the
+    tier could be: an answer is stamped before its attempt finishes, or at most
+    MASTERY_MARGIN after. Otherwise the next tier (200 attempts), then the
+    whole history, answers. Each tier runs only when the one before fell short: on
+    PostgreSQL its gate is a one-time filter, so a skipped tier is never executed.
+    """
+    response, attempt, domain = Response._meta.db_table, Attempt._meta.db_table, Domain._meta.db_table
+    plus_margin = _plus_margin
+    ctes = [f"""
+        recent AS (
+            SELECT id, mode, finished_at, ROW_NUMBER() OVER (ORDER BY finished_at DESC, id DESC) AS k
+            FROM {attempt}
+            WHERE user_id = %s AND exam_id = %s AND status IN (%s, %s)
+        )"""]
+    params: list = [user.pk, exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED]
+    selects, skipped = [], "1 = 1"
+    for tier, size in enumerate((*MASTERY_TIERS, None), start=1):
+        in_tier = f"a.k <= {size}" if size else "1 = 1"
+        ctes.append(f"""
+        tier{tier} AS (
+            SELECT domain_id, SUM(CASE WHEN is_correct THEN 1 ELSE 0 END) AS right_count,
+                   COUNT(*) AS answered, MIN(answered_at) AS oldest
+            FROM (
+                SELECT r.domain_id AS domain_id, r.is_correct AS is_correct, {MASTERY_STAMP} AS answered_at,
+                       ROW_NUMBER() OVER (PARTITION BY r.domain_id ORDER BY {MASTERY_STAMP} DESC, r.id DESC) AS n
+                FROM {response} r
+                JOIN recent a ON a.id = r.attempt_id
+                WHERE {in_tier} AND {MASTERY_COUNTED} AND {skipped}
+            ) numbered
+            WHERE n <= %s
+            GROUP BY domain_id
+        )""")
+        params.append(MASTERY_WINDOW)
+        if size is None:
+            selects.append(f"SELECT domain_id, right_count, answered FROM tier{tier} WHERE {skipped}")
+            break
+        ctes.append(f"""
+        enough{tier} AS (
+            SELECT (SELECT COUNT(*) FROM recent) <= {size} OR NOT EXISTS (
+                SELECT 1 FROM {domain} d LEFT JOIN tier{tier} t ON t.domain_id = d.id
+                WHERE d.exam_id = %s AND NOT (
+                    COALESCE(t.answered, 0) = %s
+                    AND t.oldest > {plus_margin(f"(SELECT MAX(finished_at) FROM recent WHERE k > {size})")}
+                )
+            ) AS ok
+        )""")
+        params += [exam.pk, MASTERY_WINDOW]
+        selects.append(
+            f"SELECT domain_id, right_count, answered FROM tier{tier} WHERE {skipped} AND (SELECT ok FROM enough{tier})"
+        )
+        skipped += f" AND NOT (SELECT ok FROM enough{tier})"
+    return "WITH " + ",".join(ctes) + "\n" + "\nUNION ALL\n".join(selects), params
+
+
+@dataclass(frozen=True)
+class MasteryPoint:
+    """A domain's mastery as it stood right after one mock."""
+
+    mock_id: int
+    finished_at: datetime
+    right: int
+    answered: int
+
+    @property
+    def mastery(self) -> float | None:
+        return readiness.mastery(right=self.right, answered=self.answered)
+
+
+@dataclass(frozen=True)
+class DomainHistory:
+    domain_id: int
+    name: str
+    points: list[MasteryPoint]
+
+
+def mastery_history(*, user, exam: Exam, mocks: list[Attempt]) -> list[DomainHistory]:
+    """Per domain, mastery as it stood after each of `mocks` (the trend's, oldest first).
+
+    The standings' rule (MASTERY_COUNTED, MASTERY_STAMP, the last 50 per domain) over the
+    responses of the attempts finished up to that mock, graded as they are now: a later
+    correction moves past points too. One query for all the mocks (see `_history_sql`).
+    """
+    domains = list(exam.domains.all())
+    counts: dict[tuple[int, int], tuple[int, int]] = {}
+    if mocks:
+        sql, params = _history_sql(user=user, exam=exam, mock_ids=[mock.pk for mock in mocks])
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            counts = {(mock_id, domain_id): (int(right), int(n)) for mock_id, domain_id, right, n in cursor.fetchall()}
+    return [
+        DomainHistory(
+            domain_id=domain.pk, name=domain.name,
+            points=[MasteryPoint(mock.pk, mock.finished_at, *counts.get((mock.pk, domain.pk), (0, 0))) for mock in mocks],
+        )
+        for domain in domains
+    ]
+
+
+def _history_sql(*, user, exam: Exam, mock_ids: list[int]) -> tuple[str, list]:
+    """Each mock's mastery counts in one statement, tiered as `_standings_sql` is.
+
+    Attempts are ranked newest first (k); a mock's eligible attempts are those ranked at
+    or after it. Tier t reads, for each mock, only the MASTERY_TIERS[t] attempts from it
+    back; it is the answer when every (mock, domain) either has no attempt beyond its
+    window or has 50 answers there, the oldest later than anything beyond could be
+    stamped. Otherwise the next tier, then the whole history. On PostgreSQL a skipped
+    tier is never executed (its gate is a one-time filter).
+    """
+    response, attempt, domain = Response._meta.db_table, Attempt._meta.db_table, Domain._meta.db_table
+    marks = ", ".join(["%s"] * len(mock_ids))
+    ctes = [f"""
+        recent AS (
+            SELECT id, mode, finished_at, ROW_NUMBER() OVER (ORDER BY finished_at DESC, id DESC) AS k
+            FROM {attempt}
+            WHERE user_id = %s AND exam_id = %s AND status IN (%s, %s)
+        )""", f"""
+        mocks AS (SELECT id, k FROM recent WHERE id IN ({marks}))"""]
+    params: list = [user.pk, exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED, *mock_ids]
+    selects, skipped = [], "1 = 1"
+    for tier, size in enumerate((*MASTERY_TIERS, None), start=1):
+        in_window = f"a.k >= m.k AND a.k < m.k + {size}" if size else "a.k >= m.k"
+        ctes.append(f"""
+        tier{tier} AS (
+            SELECT mock_id, domain_id, SUM(CASE WHEN is_correct THEN 1 ELSE 0 END) AS right_count,
+                   COUNT(*) AS answered, MIN(stamp) AS oldest
+            FROM (
+                SELECT m.id AS mock_id, r.domain_id AS domain_id, r.is_correct AS is_correct, {MASTERY_STAMP} AS stamp,
+                       ROW_NUMBER() OVER (PARTITION BY m.id, r.domain_id ORDER BY {MASTERY_STAMP} DESC, r.id DESC) AS n
+                FROM mocks m
+                JOIN recent a ON {in_window}
+                JOIN {response} r ON r.attempt_id = a.id
+                WHERE {MASTERY_COUNTED} AND {skipped}
+            ) numbered
+            WHERE n <= %s
+            GROUP BY mock_id, domain_id
+        )""")
+        params.append(MASTERY_WINDOW)
+        if size is None:
+            selects.append(f"SELECT mock_id, domain_id, right_count, answered FROM tier{tier} WHERE {skipped}")
+            break
+        beyond = f"(SELECT o.finished_at FROM recent o WHERE o.k = m.k + {size})"
+        ctes.append(f"""
+        enough{tier} AS (
+            SELECT NOT EXISTS (
+                SELECT 1 FROM mocks m
+                JOIN {domain} d ON d.exam_id = %s
+                LEFT JOIN tier{tier} t ON t.mock_id = m.id AND t.domain_id = d.id
+                WHERE {beyond} IS NOT NULL AND NOT (
+                    COALESCE(t.answered, 0) = %s AND t.oldest > {_plus_margin(beyond)}
+                )
+            ) AS ok
+        )""")
+        params += [exam.pk, MASTERY_WINDOW]
+        selects.append(
+            f"SELECT mock_id, domain_id, right_count, answered FROM tier{tier} WHERE {skipped} AND (SELECT ok FROM enough{tier})"
+        )
+        skipped += f" AND NOT (SELECT ok FROM enough{tier})"
+    return "WITH " + ",".join(ctes) + "\n" + "\nUNION ALL\n".join(selects), params
+
+
+def standings_of_learners(*, learners: QuerySet, exam: Exam) -> dict[int, dict[int, DomainStanding]]:
+    """domain_standings for many learners at once: per learner id, per domain id. One query.
+
+    `learners` is a queryset of users (a cohort's members, say), read as a subquery. The
+    rule is domain_standings' own (MASTERY_COUNTED, MASTERY_STAMP): the latest
+    MASTERY_WINDOW counted responses per domain in finished attempts of every mode. Without the dashboard's tiers: a report over many
+    learners numbers their whole histories once, instead of three statements per learner.
+    """
+    response, attempt = Response._meta.db_table, Attempt._meta.db_table
+    try:
+        learner_sql, learner_params = learners.order_by().values("pk").query.get_compiler(using="default").as_sql()
+    except EmptyResultSet:
+        return {}
+    sql = f"""
+        SELECT user_id, domain_id, SUM(CASE WHEN is_correct THEN 1 ELSE 0 END), COUNT(*)
+        FROM (
+            SELECT a.user_id AS user_id, r.domain_id AS domain_id, r.is_correct AS is_correct,
+                   ROW_NUMBER() OVER (
+                       PARTITION BY a.user_id, r.domain_id ORDER BY {MASTERY_STAMP} DESC, r.id DESC
+                   ) AS n
+            FROM {response} r
+            JOIN {attempt} a ON a.id = r.attempt_id
+            WHERE a.exam_id = %s AND a.status IN (%s, %s) AND a.user_id IN ({learner_sql}) AND {MASTERY_COUNTED}
+        ) numbered
+        WHERE n <= %s
+        GROUP BY user_id, domain_id
+    """
+    params = [exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED, *learner_params, MASTERY_WINDOW]
+    counts: dict[int, dict[int, tuple[int, int]]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for user_id, domain_id, right, answered in cursor.fetchall():
+            counts.setdefault(user_id, {})[domain_id] = (int(right), int(answered))
+    domains = list(exam.domains.all())
+    return {
+        user_id: {
+            domain.pk: DomainStanding(
+                domain_id=domain.pk, name=domain.name, weight=domain.weight, order=domain.order,
+                right=by_domain.get(domain.pk, (0, 0))[0], answered=by_domain.get(domain.pk, (0, 0))[1],
+            )
+            for domain in domains
+        }
+        for user_id, by_domain in counts.items()
+    }
+
+
+def readiness_estimate(standings: list[DomainStanding], *, exam: Exam) -> readiness.Readiness | None:
+    """Standing, next mock and P(pass); each domain's seats are the draw's own quotas."""
+    if sum(s.answered for s in standings) < readiness.MIN_ANSWERED:
+        return None  # also spares an exam without domains the quotas, which it cannot have
+    seats = draw.quotas(
+        domains=[draw.DomainQuota(domain_id=s.domain_id, weight=s.weight, order=s.order) for s in standings],
+        total=exam.question_count,
+    )
+    return readiness.estimate(
+        domains=[
+            readiness.DomainEvidence(weight=s.weight, right=s.right, answered=s.answered, seats=seats[s.domain_id])
+            for s in standings
+        ],
+        passing_score=exam.passing_score,
+    )
+
+
+def weakest_domain(standings: list[DomainStanding]) -> DomainStanding | None:
+    """The domain to drill next: lowest mastery among those with answers, else the heaviest unseen."""
+    answered = [s for s in standings if s.answered]
+    if answered:
+        return min(answered, key=lambda s: (s.mastery, -s.weight, s.domain_id))
+    return max(standings, key=lambda s: (s.weight, -s.domain_id), default=None)
+
+
+def mock_trend(*, user, exam: Exam) -> list[Attempt]:
+    """The learner's latest finished mocks, oldest first."""
+    latest = list(
+        Attempt.objects.finished()
+        .filter(user=user, exam=exam, mode=AttemptMode.MOCK)
+        .order_by("-finished_at", "-pk")
+        .only("pk", "finished_at", "score", "passed")[:TREND_LENGTH]
+    )
+    return latest[::-1]
+
+
+def reviews_due(*, user, exam: Exam) -> int:
+    """How many of the learner's review cards of this exam are due now."""
+    return ReviewCard.objects.due(user=user, exam=exam).count()
+
+
+@dataclass(frozen=True)
+class ReviewOutlook:
+    due: int
+    next_due: datetime | None  # the first card due later, when none is due now
+
+
+def review_outlook(*, user, exam: Exam) -> ReviewOutlook:
+    """Cards due now, and when the next one falls due: one query."""
+    cards = ReviewCard.objects.filter(user=user, question__exam=exam, question__is_active=True)
+    counts = cards.aggregate(due_now=Count("pk", filter=Q(due__lte=Now())), due_later=Min("due", filter=Q(due__gt=Now())))
+    return ReviewOutlook(due=counts["due_now"], next_due=counts["due_later"])
+
+
+def _dated_indexes(count: int, *, most: int) -> set[int]:
+    """Which of `count` evenly spaced points get a date under the axis: at most `most`,
+    first and last included, never two so close that they overlap."""
+    if count == 0:
+        return set()
+    every = max(1, -(-(count - 1) // (most - 1)))
+    dated = {index for index in range(count) if index % every == 0}
+    last = count - 1
+    if last not in dated:
+        dated.add(last)
+        previous = last - last % every
+        if last - previous < every / 2 and previous != 0:
+            dated.discard(previous)  # too close to the last date, unless it is the first
+    return dated
+
+
+def trend_chart(trend: list[Attempt], passing_score: int) -> dict | None:
+    """Geometry of the mock score line chart (server-rendered SVG, presentation attributes only)."""
+    if not trend:
+        return None
+    left, top, width, height = 56, 10, 500, 180
+    step = width / max(1, len(trend) - 1)
+    dated = _dated_indexes(len(trend), most=5)
+    points = []
+    for index, attempt in enumerate(trend):
+        x = left + (index * step if len(trend) > 1 else width / 2)
+        y = top + height - float(attempt.score) / 100 * height
+        points.append({"x": round(x, 1), "y": round(y, 1), "attempt": attempt, "dated": index in dated})
+    return {
+        "points": points,
+        "polyline": " ".join(f"{p['x']},{p['y']}" for p in points),
+        "pass_y": round(top + height - passing_score / 100 * height, 1),
+        "left": left, "right": left + width, "top": top, "bottom": top + height,
+        "width": left + width + 40, "height": top + height + 34, "date_y": top + height + 24,
+        "ticks": [{"y": round(top + height - v / 100 * height, 1), "label": v} for v in (0, 50, 100)],
+        "passing_score": passing_score,
+    }
+
+
+def mastery_charts(histories: list[DomainHistory], passing_score: int) -> list[dict]:
+    """Geometry of the small multiples: one line per domain, mastery after each mock, dated.
+
+    Every chart shares the same mocks on its x axis and 0–100% on its y axis, so they
+    compare at a glance; a mock with no counted answer in a domain yet leaves a gap.
+    """
+    left, top, width, height = 38, 8, 210, 84
+    charts = []
+    for history in histories:
+        count = len(history.points)
+        if not count:
+            continue
+        step = width / max(1, count - 1)
+        dated = _dated_indexes(count, most=3)
+        points, runs, run = [], [], []
+        for index, point in enumerate(history.points):
+            x = round(left + (index * step if count > 1 else width / 2), 1)
+            mastery = point.mastery
+            y = None if mastery is None else round(top + height - mastery / 100 * height, 1)
+            passing = mastery is not None and mastery >= passing_score
+            points.append({"x": x, "y": y, "point": point, "dated": index in dated, "passing": passing})
+            if y is not None:
+                run.append(f"{x},{y}")
+            elif run:
+                runs.append(run)
+                run = []
+        if run:
+            runs.append(run)
+        latest = next((p.mastery for p in reversed(history.points) if p.mastery is not None), None)
+        charts.append({
+            "domain_id": history.domain_id, "name": history.name, "latest": latest,
+            "points": points, "lines": [" ".join(r) for r in runs if len(r) > 1],
+            "pass_y": round(top + height - passing_score / 100 * height, 1),
+            "left": left, "right": left + width, "top": top, "bottom": top + height,
+            "width": left + width + 24, "height": top + height + 26, "date_y": top + height + 18,
+            "ticks": [{"y": round(top + height - v / 100 * height, 1), "label": v} for v in (0, 100)],
+            "passing_score": passing_score,
+        })
+    return charts

@@ -1,0 +1,460 @@
+"""The dashboard: standing by domain, readiness by the formula, history, exports, query counts."""
+import csv
+import io
+import json
+import math
+import random
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.db.models import Q
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from accounts.models import Profile
+from exams.study import progress
+from exams.models import Attempt, AttemptMode, AttemptStatus, Response, ResponseChoice, ReviewCard
+from exams.room.services import attempt_start, attempt_submit
+from exams.templatetags.exam_extras import chance, percent
+from tests.factories import exam_with_bank
+
+pytestmark = pytest.mark.django_db
+
+
+def finished_history(user, exam, *, attempts: int, answered_share: float = 0.9, seed: int = 1, per_attempt: int = 4) -> None:
+    """Finished attempts with answers, made in bulk (real rows, no shortcuts in what is read)."""
+    rng = random.Random(seed)
+    questions = list(exam.questions.prefetch_related("choices"))
+    version_for = {}
+    for question in questions:
+        version_for[question.pk] = question.current_version()
+    now = timezone.now()
+    made = Attempt.objects.bulk_create(
+        Attempt(
+            user=user, exam=exam, mode=rng.choice([AttemptMode.MOCK, AttemptMode.PRACTICE, AttemptMode.DRILL]),
+            status=AttemptStatus.SUBMITTED, started_at=now - timedelta(days=i, minutes=50),
+            finished_at=now - timedelta(days=i), score=Decimal(rng.randint(30, 95)), published_score=Decimal(50),
+            passed=rng.random() < 0.5, right_count=5, total_count=10,
+        )
+        for i in range(attempts)
+    )
+    responses, picks = [], []
+    for attempt in made:
+        for position, question in enumerate(rng.sample(questions, min(per_attempt, len(questions))), start=1):
+            answered = rng.random() < answered_share
+            right = rng.random() < 0.6
+            choices = list(question.choices.all())
+            responses.append(Response(
+                attempt=attempt, position=position, question=question, domain_id=question.domain_id,
+                version=version_for[question.pk],
+                choice_order=[c.pk for c in choices], is_correct=right if answered else False,
+                answered_at=attempt.started_at + timedelta(minutes=position) if answered else None,
+            ))
+    Response.objects.bulk_create(responses)
+    for response in responses:
+        if response.answered_at:
+            key = next(c for c in response.question.choices.all() if c.is_correct == response.is_correct)
+            picks.append(ResponseChoice(response=response, choice=key))
+    ResponseChoice.objects.bulk_create(picks)
+
+
+def expected_standings(user, exam, *, up_to: Attempt | None = None) -> dict[str, tuple[int, int]]:
+    """Mastery counts recomputed in Python straight from the rows, by PRODUCT §3's definition.
+
+    Counted: every non-void slot of a finished mock (unanswered = wrong, timed at the
+    mock's finish); elsewhere a graded slot that was answered. Newest 50 per domain.
+    `up_to`: as it stood when that attempt finished (attempts finished up to it only).
+    """
+    rows = Response.objects.filter(
+        attempt__user=user, attempt__exam=exam, attempt__status__in=Attempt.FINISHED_STATUSES, is_correct__isnull=False,
+    ).values_list("pk", "domain__name", "is_correct", "answered_at", "attempt__mode", "attempt__finished_at")
+    if up_to is not None:
+        rows = rows.filter(
+            Q(attempt__finished_at__lt=up_to.finished_at) | Q(attempt__finished_at=up_to.finished_at, attempt__pk__lte=up_to.pk)
+        )
+    counted = [
+        (answered_at or finished_at, pk, domain, right)
+        for pk, domain, right, answered_at, mode, finished_at in rows
+        if mode == AttemptMode.MOCK or answered_at is not None
+    ]
+    counts: dict[str, list[int]] = {}
+    for _, _, domain, right in sorted(counted, reverse=True):
+        bucket = counts.setdefault(domain, [0, 0])
+        if bucket[1] < 50:
+            bucket[0] += int(right)
+            bucket[1] += 1
+    return {domain: (right, n) for domain, (right, n) in counts.items()}
+
+
+def expected_readiness(standings, weights) -> tuple[float, float, float]:
+    """The standing by hand: each domain's prior is 4 answers at the smoothed overall rate, answers weigh 0.75."""
+    right_all = sum(right for right, _ in standings.values())
+    n_all = sum(n for _, n in standings.values())
+    overall = (1 + right_all) / (2 + n_all)
+    mean = var = 0.0
+    for domain, weight in weights.items():
+        right, n = standings.get(domain, (0, 0))
+        a, b = 4 * overall + 0.75 * right, 4 * (1 - overall) + 0.75 * (n - right)
+        w = weight / 100
+        mean += w * a / (a + b)
+        var += w * w * a * b / ((a + b) ** 2 * (a + b + 1))
+    half = 1.645 * math.sqrt(var)
+    clip = lambda x: min(100.0, max(0.0, 100 * x))  # noqa: E731
+    return clip(mean), clip(mean - half), clip(mean + half)
+
+
+def standing_html(predicted: float) -> str:
+    return f'<dt>Your standing</dt>\n          <dd><strong class="score">{percent(predicted)}</strong>'
+
+
+def test_a_new_learner_sees_a_first_step(learner_client):
+    exam_with_bank()
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "Start here" in page and "Not enough data yet: 0 of 20" in page
+    assert "No finished attempts yet." in page and "No mock yet" in page
+
+
+def test_mastery_and_readiness_follow_the_formulas(learner_client, learner):
+    exam = exam_with_bank(weights=(60, 40), per_domain=10)
+    finished_history(learner, exam, attempts=40)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    standings = expected_standings(learner, exam)
+    for domain, (right, n) in standings.items():
+        assert f"<td class=\"num\">{right}/{n}</td>" in page
+        assert n <= 50
+    weights = dict(exam.domains.values_list("name", "weight"))
+    predicted, low, high = expected_readiness(standings, weights)
+    assert standing_html(predicted) in page
+    assert f"90% credible band {percent(low)}–{percent(high)}" in page
+
+
+def test_readiness_needs_20_answers(learner_client, learner):
+    exam = exam_with_bank(weights=(100,), per_domain=10)
+    finished_history(learner, exam, attempts=4, answered_share=1.0)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "Not enough data yet: 16 of 20" in page
+
+
+def test_the_weakest_domain_is_one_click_from_a_drill(learner_client, learner):
+    exam = exam_with_bank(weights=(60, 40), per_domain=10)
+    finished_history(learner, exam, attempts=30)
+    standings = expected_standings(learner, exam)
+    weakest = min(standings, key=lambda d: standings[d][0] / standings[d][1])
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert f"Drill {weakest}" in page
+    domain = exam.domains.get(name=weakest)
+    learner_client.post(reverse("exams:start_session", args=[exam.code]), {"mode": "drill", "domain": domain.pk, "back": "dashboard"})
+    drill = Attempt.objects.get(user=learner, mode=AttemptMode.DRILL, status=AttemptStatus.IN_PROGRESS)
+    assert drill.domain == domain
+
+
+def test_reviews_due_and_unfinished_attempts_are_listed(learner_client, learner):
+    exam = exam_with_bank()
+    first, second = exam.questions.all()[:2]
+    ReviewCard.objects.create(user=learner, question=first, due=timezone.now() - timedelta(days=1))
+    ReviewCard.objects.create(user=learner, question=second, due=timezone.now() + timedelta(minutes=5))
+    attempt_start(user=learner, exam=exam)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "Review due (1)" in page and "still know 90% of answers" in page
+    assert "Resume " in page and "left on the clock" in page
+
+
+def test_with_nothing_due_it_says_when_the_next_review_is(learner_client, learner):
+    exam = exam_with_bank()
+    Profile.objects.filter(user=learner).update(time_zone="Asia/Tokyo", desired_retention=Decimal("0.85"), exam_date=date(2099, 5, 4))
+    first, second = exam.questions.all()[:2]
+    ReviewCard.objects.create(user=learner, question=first, due=datetime(2099, 1, 2, 20, 30, tzinfo=UTC))
+    ReviewCard.objects.create(user=learner, question=second, due=datetime(2099, 1, 5, 8, 0, tzinfo=UTC))
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    # 20:30 UTC is 05:30 the next morning in Tokyo.
+    assert "Nothing due now. Next review: 3 Jan, 05:30." in page
+    assert "still know 85% of answers" in page and "the day before your exam on 4 May 2099" in page
+
+
+def test_history_is_paginated(learner_client, learner):
+    exam = exam_with_bank()
+    finished_history(learner, exam, attempts=45)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "Page 1 of 3" in page
+    assert learner_client.get(reverse("exams:dashboard"), {"page": 3}).content.decode().count("<tr>") >= 5
+
+
+def dashboard_queries(client, user, exam, attempts: int, per_attempt: int = 4) -> int:
+    finished_history(user, exam, attempts=attempts, seed=attempts, per_attempt=per_attempt)
+    attempt_start(user=user, exam=exam)
+    client.get(reverse("exams:dashboard"))
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(reverse("exams:dashboard")).status_code == 200
+    return len(queries.captured_queries)
+
+
+def test_the_dashboards_queries_do_not_grow_with_history(client, learner, other_learner, instructor):
+    exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
+    client.force_login(learner)
+    small = dashboard_queries(client, learner, exam, 2, per_attempt=30)
+    # Recent attempts cover every domain 50 times over: mastery reads only those.
+    client.force_login(other_learner)
+    assert dashboard_queries(client, other_learner, exam, 500, per_attempt=30) == small
+    # Thin attempts (4 answers each): mastery reads further back, in the same one query.
+    client.force_login(instructor)
+    assert dashboard_queries(client, instructor, exam, 500) == small
+
+
+@pytest.mark.parametrize("attempts, per_attempt", [(1, 4), (30, 30), (120, 4), (400, 12)])
+def test_mastery_counts_the_latest_50_answers_per_domain_whatever_the_history(learner, attempts, per_attempt):
+    exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
+    finished_history(learner, exam, attempts=attempts, per_attempt=per_attempt, seed=attempts)
+    got = {s.name: (s.right, s.answered) for s in progress.domain_standings(user=learner, exam=exam) if s.answered}
+    assert got == expected_standings(learner, exam)
+
+
+def test_mastery_finds_a_domain_last_answered_long_ago(learner):
+    exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
+    finished_history(learner, exam, attempts=300, per_attempt=30, seed=5)
+    rare = exam.domains.order_by("order").last()
+    newest = Attempt.objects.filter(user=learner).order_by("-finished_at")[:280]
+    Response.objects.filter(attempt__in=list(newest), domain=rare).update(answered_at=None)
+    got = {s.name: (s.right, s.answered) for s in progress.domain_standings(user=learner, exam=exam)}
+    assert got == expected_standings(learner, exam)
+    assert got[rare.name][1] == 50
+
+
+def test_exports_hold_exactly_the_learners_finished_answers(learner_client, learner, other_learner):
+    exam = exam_with_bank()
+    finished_history(learner, exam, attempts=3, seed=3)
+    finished_history(other_learner, exam, attempts=2, seed=4)
+    attempt_start(user=learner, exam=exam)  # in progress: not exported
+    rows = list(csv.DictReader(io.StringIO(b"".join(learner_client.get(reverse("exams:export_csv")).streaming_content).decode())))
+    mine = Response.objects.filter(attempt__user=learner, attempt__status=AttemptStatus.SUBMITTED)
+    assert len(rows) == mine.count()
+    assert {int(row["attempt_id"]) for row in rows} == set(mine.values_list("attempt_id", flat=True))
+    sample = mine.select_related("question").first()
+    row = next(r for r in rows if int(r["attempt_id"]) == sample.attempt_id and int(r["position"]) == sample.position)
+    assert row["question_title"] == sample.question.title and row["correct"] == str(sample.is_correct)
+
+    body = json.loads(learner_client.get(reverse("exams:export_json")).content)
+    assert body["learner"] == learner.username
+    assert len(body["attempts"]) == 3
+    assert sum(len(a["responses"]) for a in body["attempts"]) == mine.count()
+    for exported in body["attempts"]:
+        attempt = Attempt.objects.get(pk=exported["attempt_id"])
+        assert attempt.user == learner and Decimal(exported["score"]) == attempt.score
+
+
+def test_the_dashboard_needs_a_login(client):
+    assert client.get(reverse("exams:dashboard")).status_code == 302
+    assert client.get(reverse("exams:export_csv")).status_code == 302
+
+
+def test_the_estimate_uses_the_exams_own_weights(learner_client, learner):
+    exam = exam_with_bank(weights=(60, 40), per_domain=10)
+    finished_history(learner, exam, attempts=40, seed=11)
+    # One strong and one weak domain, so the weights visibly move the estimate.
+    Response.objects.filter(domain=exam.domains.order_by("order").last()).update(is_correct=False)
+    standings = expected_standings(learner, exam)
+    predictions = set()
+    for heavy, light in ((60, 40), (90, 10), (10, 90)):
+        first, second = exam.domains.order_by("order")
+        first.weight, second.weight = heavy, light
+        first.save()
+        second.save()
+        weights = {first.name: heavy, second.name: light}
+        predicted, _, _ = expected_readiness(standings, weights)
+        page = learner_client.get(reverse("exams:dashboard")).content.decode()
+        assert standing_html(predicted) in page, (heavy, light)
+        predictions.add(round(predicted))
+    assert len(predictions) == 3
+
+
+def test_a_tier_is_not_taken_when_an_answer_outside_it_is_newer_by_a_fraction_of_a_second(learner):
+    """The gate's bound keeps fractions of a second (SQLite's datetime() would drop them)."""
+    exam = exam_with_bank(weights=(100,), per_domain=2)
+    q1, q2 = exam.questions.order_by("pk")
+    versions = {q.pk: q.current_version() for q in (q1, q2)}
+    base = datetime(2025, 1, 1, 10, 0, 0, tzinfo=UTC)
+
+    def attempt(finished_at, answers):
+        made = Attempt.objects.create(
+            user=learner, exam=exam, mode=AttemptMode.MOCK, status=AttemptStatus.EXPIRED,
+            deadline=finished_at, finished_at=finished_at, right_count=0, total_count=2,
+            score=Decimal(0), published_score=Decimal(0), passed=False,
+        )
+        for position, (question, answered_at, right) in enumerate(answers, start=1):
+            Response.objects.create(
+                attempt=made, position=position, question=question, domain_id=question.domain_id,
+                version=versions[question.pk], choice_order=[], answered_at=answered_at, is_correct=right,
+            )
+
+    # Outside the first tier: it finished first, at 10:00:00.900, with an answer stamped
+    # just inside the margin after that.
+    finished = base + timedelta(milliseconds=900)
+    attempt(finished, [(q1, finished + progress.MASTERY_MARGIN - timedelta(milliseconds=100), True)])
+    # Then 25 attempts with 50 answers; the oldest is older than that outside answer by
+    # 0.3 s, but newer than the bound with its fraction of a second dropped.
+    for i in range(25):
+        later = base + progress.MASTERY_MARGIN + timedelta(hours=1 + i)
+        first = base + progress.MASTERY_MARGIN + timedelta(milliseconds=500) if i == 0 else later - timedelta(minutes=5)
+        attempt(later, [(q1, first, False), (q2, later - timedelta(minutes=4), False)])
+
+    got = {s.name: (s.right, s.answered) for s in progress.domain_standings(user=learner, exam=exam) if s.answered}
+    assert got == expected_standings(learner, exam)
+    assert sum(right for right, _ in got.values()) == 1  # the outside answer, the only right one
+
+
+def answer(attempt, slots, *, right: bool) -> None:
+    for slot in slots:
+        choice = slot.question.choices.filter(is_correct=right).first()
+        attempt.record_answer(response=slot, choice_ids=[choice.pk])
+
+
+def test_a_mocks_unanswered_slots_count_as_wrong_and_an_unchecked_practice_slot_does_not(learner_client, learner):
+    """The issue's case: a mock left mostly unanswered must not show a perfect domain."""
+    exam = exam_with_bank(weights=(100,), per_domain=40, question_count=30)
+    mock = attempt_start(user=learner, exam=exam).attempt
+    answer(mock, list(mock.responses.all()[:3]), right=True)
+    attempt_submit(user=learner, attempt_id=mock.pk)
+    (standing,) = progress.domain_standings(user=learner, exam=exam)
+    assert (standing.right, standing.answered) == (3, 30)
+    practice = attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE, count=10).attempt
+    answer(practice, list(practice.responses.all()[:4]), right=True)
+    attempt_submit(user=learner, attempt_id=practice.pk)  # graded at submit; 6 never answered
+    (standing,) = progress.domain_standings(user=learner, exam=exam)
+    assert (standing.right, standing.answered) == (7, 34)
+    assert progress.domain_standings(user=learner, exam=exam)[0].mastery == pytest.approx(100 * 7 / 34)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "<td class=\"num\">7/34</td>" in page
+
+
+def test_the_dashboard_names_standing_next_mock_and_chance_of_passing(learner_client, learner):
+    exam = exam_with_bank(weights=(60, 40), per_domain=20, question_count=20, passing_score=70)
+    finished_history(learner, exam, attempts=8, per_attempt=5, answered_share=1.0, seed=2)
+    standings = progress.domain_standings(user=learner, exam=exam)
+    estimate = progress.readiness_estimate(standings, exam=exam)
+    assert estimate.counted == 40 and estimate.rough and estimate.seats == 20
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert f"<strong class=\"score\">{percent(estimate.next_low)}–{percent(estimate.next_high)}</strong>" in page
+    assert f"({estimate.next_low_right}–{estimate.next_high_right} of 20 right, 9 times in 10)" in page
+    assert f"<strong class=\"score\">{chance(estimate.pass_chance)}</strong>" in page
+    assert "Rough: from only 40 counted answers. The range firms up from 60." in page
+    finished_history(learner, exam, attempts=8, per_attempt=5, answered_share=1.0, seed=3)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "Rough:" not in page and "From your last 80 counted answers" in page
+
+
+@pytest.mark.parametrize(("value", "shown"), [(0.0, "under 1%"), (0.004, "under 1%"), (0.43, "43%"), (0.996, "over 99%")])
+def test_a_chance_is_shown_without_false_certainty(value, shown):
+    assert chance(value) == shown
+
+
+def test_an_exam_without_domains_shows_no_estimate(learner_client):
+    exam = exam_with_bank(weights=())  # published, no domains: no quotas can be drawn
+    page = learner_client.get(reverse("exams:dashboard"), {"exam": exam.code})
+    assert page.status_code == 200 and "Not enough data yet: 0 of 20" in page.content.decode()
+
+
+# --- mastery over time (the small multiples) -------------------------------------------
+
+
+def history_by_name(user, exam) -> dict[str, list[tuple[int, int]]]:
+    trend = progress.mock_trend(user=user, exam=exam)
+    return {
+        history.name: [(point.right, point.answered) for point in history.points if point.answered]
+        for history in progress.mastery_history(user=user, exam=exam, mocks=trend)
+    }
+
+
+def expected_history(user, exam) -> dict[str, list[tuple[int, int]]]:
+    """Recomputed mock by mock with the standings' own definition, cut at each mock's finish."""
+    expected: dict[str, list[tuple[int, int]]] = {name: [] for name in exam.domains.values_list("name", flat=True)}
+    for mock in progress.mock_trend(user=user, exam=exam):
+        for name, counts in expected_standings(user, exam, up_to=mock).items():
+            expected[name].append(counts)
+    return expected
+
+
+@pytest.mark.parametrize("attempts, per_attempt", [(1, 4), (30, 30), (120, 4), (400, 12)])
+def test_mastery_after_each_mock_is_the_standing_as_it_was_then(learner, attempts, per_attempt):
+    exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
+    finished_history(learner, exam, attempts=attempts, per_attempt=per_attempt, seed=attempts)
+    assert history_by_name(learner, exam) == expected_history(learner, exam)
+
+
+def test_mastery_over_time_reaches_a_domain_answered_long_ago_and_follows_corrections(learner):
+    exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
+    finished_history(learner, exam, attempts=300, per_attempt=30, seed=5)
+    rare = exam.domains.order_by("order").last()
+    newest = Attempt.objects.filter(user=learner).order_by("-finished_at")[:280]
+    Response.objects.filter(attempt__in=list(newest), domain=rare).update(answered_at=None)
+    got = history_by_name(learner, exam)
+    assert got == expected_history(learner, exam)
+    assert all(answered == 50 for _, answered in got[rare.name])
+    # Current grades: a correction to a past answer moves the points it falls under.
+    corrected = Response.objects.filter(attempt=progress.mock_trend(user=learner, exam=exam)[-1], is_correct=False).first()
+    Response.objects.filter(pk=corrected.pk).update(is_correct=True)
+    again = history_by_name(learner, exam)
+    name = corrected.domain.name
+    assert again == expected_history(learner, exam) and again[name][-1][0] == got[name][-1][0] + 1
+
+
+def test_each_mock_counts_only_what_was_finished_by_then(learner):
+    exam = exam_with_bank(weights=(100,), per_domain=4, question_count=4)
+    questions = list(exam.questions.order_by("pk"))
+    base = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
+
+    def attempt(mode, finished_at, answers):
+        made = Attempt.objects.create(
+            user=learner, exam=exam, mode=mode, status=AttemptStatus.SUBMITTED, finished_at=finished_at,
+            right_count=0, total_count=len(answers), score=Decimal(50), published_score=Decimal(50), passed=False,
+        )
+        for position, (question, right) in enumerate(zip(questions, answers, strict=False), start=1):
+            Response.objects.create(
+                attempt=made, position=position, question=question, domain_id=question.domain_id,
+                version=question.current_version(), choice_order=[], is_correct=right,
+                answered_at=finished_at - timedelta(minutes=10 - position),
+            )
+
+    attempt(AttemptMode.MOCK, base, [True, False, False, False])
+    attempt(AttemptMode.PRACTICE, base + timedelta(days=1), [True, True, True, True])
+    attempt(AttemptMode.MOCK, base + timedelta(days=2), [True, True, False, False])
+    attempt(AttemptMode.DRILL, base + timedelta(days=3), [False, False, False, False])  # after the last mock
+    (history,) = progress.mastery_history(user=learner, exam=exam, mocks=progress.mock_trend(user=learner, exam=exam))
+    assert [(p.right, p.answered) for p in history.points] == [(1, 4), (7, 12)]
+    assert [p.finished_at for p in history.points] == [base, base + timedelta(days=2)]
+
+
+def test_the_small_multiples_are_dated_with_the_passing_line_and_gaps(learner):
+    first = datetime(2026, 2, 1, tzinfo=UTC)
+    points = [
+        progress.MasteryPoint(mock_id=i, finished_at=first + timedelta(days=i), right=right, answered=answered)
+        for i, (right, answered) in enumerate([(0, 0), (3, 4), (1, 2), (0, 0), (2, 2), (9, 10), (7, 10)])
+    ]
+    (chart,) = progress.mastery_charts([progress.DomainHistory(domain_id=1, name="Data", points=points)], passing_score=70)
+    ys = [point["y"] for point in chart["points"]]
+    assert ys[0] is None and ys[3] is None and all(y is not None for i, y in enumerate(ys) if i not in (0, 3))
+    # A gap splits the line: 75% and 50% on one side, 100%, 90%, 70% on the other.
+    assert len(chart["lines"]) == 2 and [len(line.split()) for line in chart["lines"]] == [2, 3]
+    assert chart["pass_y"] == round(chart["bottom"] - 0.7 * (chart["bottom"] - chart["top"]), 1)
+    assert ys[4] == chart["top"] and [p["passing"] for p in chart["points"]] == [False, True, False, False, True, True, True]
+    dated = [index for index, point in enumerate(chart["points"]) if point["dated"]]
+    assert dated[0] == 0 and dated[-1] == 6 and len(dated) <= 3
+    assert chart["latest"] == 70.0
+
+
+def test_the_dashboard_draws_one_chart_per_domain_after_each_mock(learner_client, learner):
+    exam = exam_with_bank(weights=(60, 40), per_domain=10)
+    empty = learner_client.get(reverse("exams:dashboard")).content.decode()
+    assert "Mastery over time" in empty and "No mock yet: after each mock" in empty
+    finished_history(learner, exam, attempts=12, seed=2)
+    page = learner_client.get(reverse("exams:dashboard")).content.decode()
+    mocks = progress.mock_trend(user=learner, exam=exam)
+    assert page.count('class="multiple-chart"') == 2
+    for name, counts in expected_history(learner, exam).items():
+        right, answered = counts[-1]
+        assert f"({right}/{answered})</title></circle>" in page
+        assert f"Mastery in {name} after each mock" in page
+    assert page.count('class="chart-pass-line"') == 3  # the two domains' and the score trend's
+    last = timezone.localtime(mocks[-1].finished_at)
+    assert f'class="chart-date">{last.day} {last:%b}</text>' in page

@@ -1,0 +1,133 @@
+"""FSRS scheduling: answers to ratings, the exam-date cap, and due dates equal to the fsrs package's."""
+import random
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from zoneinfo import ZoneInfo
+
+import fsrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accounts.models import Profile
+from exams.study import scheduling
+from exams.room import services
+from exams.models import ReviewCard
+from tests.factories import exam_with_bank
+
+Rating = fsrs.Rating
+
+
+@pytest.mark.parametrize(
+    "answered, right, struck, rating",
+    [
+        (True, True, False, Rating.Good),
+        (True, True, True, Rating.Hard),
+        (True, False, False, Rating.Again),
+        (True, False, True, Rating.Again),
+        (False, False, False, None),  # unanswered: not a review (a mock grades it wrong)
+        (False, None, True, None),
+        (True, None, False, None),  # voided: no key to recall
+    ],
+)
+def test_answers_map_to_ratings(answered, right, struck, rating):
+    assert scheduling.rating_for(answered=answered, right=right, struck=struck) == rating
+
+
+@pytest.mark.parametrize(
+    "exam_date, today, days",
+    [
+        (None, date(2026, 3, 1), 36500),
+        (date(2026, 3, 1), date(2026, 3, 1), 36500),  # the exam is today: no longer ahead
+        (date(2026, 2, 1), date(2026, 3, 1), 36500),  # passed
+        (date(2026, 3, 2), date(2026, 3, 1), 1),  # tomorrow: the day before it is today, at least 1
+        (date(2026, 3, 3), date(2026, 3, 1), 1),
+        (date(2026, 3, 11), date(2026, 3, 1), 9),
+    ],
+)
+def test_an_exam_date_ahead_caps_intervals_at_the_day_before_it(exam_date, today, days):
+    assert scheduling.maximum_interval(exam_date=exam_date, today=today) == days
+
+
+def package_card(history, *, retention: float, maximum_interval: int) -> fsrs.Card:
+    """Computed with the package alone, from the scheduler settings issue 15 names."""
+    scheduler = fsrs.Scheduler(
+        desired_retention=retention, learning_steps=(), relearning_steps=(), enable_fuzzing=False,
+        maximum_interval=maximum_interval,
+    )
+    card = fsrs.Card(card_id=1)
+    for rating, at in history:
+        card, _ = scheduler.review_card(card, rating, review_datetime=at)
+    return card
+
+
+histories = st.lists(
+    st.tuples(st.sampled_from(list(Rating)[:3]), st.floats(min_value=0.01, max_value=60)), min_size=1, max_size=12,
+)
+
+
+@settings(max_examples=40)
+@given(history=histories, retention=st.sampled_from([0.8, 0.85, 0.9, 0.97]))
+def test_the_scheduler_gives_the_packages_card_for_any_history(history, retention):
+    at = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
+    timed = []
+    for rating, gap_days in history:
+        at += timedelta(days=gap_days)
+        timed.append((rating, at))
+    card = None
+    for rating, at in timed:
+        scheduler = scheduling.scheduler_for(desired_retention=Decimal(str(retention)), exam_date=None, today=at.date())
+        card = scheduling.review(card=card, rating=rating, at=at, scheduler=scheduler)
+    expected = package_card(timed, retention=retention, maximum_interval=36500)
+    assert (card.due, card.stability, card.difficulty, card.state) == (
+        expected.due, expected.stability, expected.difficulty, expected.state,
+    )
+
+
+@pytest.mark.django_db
+def test_stored_cards_follow_the_packages_schedule_over_a_history(learner):
+    """Reviews recorded one grading at a time, each card read back from the database."""
+    exam = exam_with_bank(weights=(100,), per_domain=4, question_count=4)
+    questions = list(exam.questions.order_by("pk"))
+    exam_date = date(2026, 4, 20)
+    Profile.objects.filter(user=learner).update(desired_retention=Decimal("0.85"), exam_date=exam_date, time_zone="America/New_York")
+    rng = random.Random(15)
+    at = datetime(2026, 3, 1, 15, 0, tzinfo=UTC)
+    history: dict[int, list] = {q.pk: [] for q in questions}
+    for _ in range(30):
+        at += timedelta(hours=rng.uniform(2, 120))
+        question = rng.choice(questions)
+        rating = rng.choice([Rating.Again, Rating.Hard, Rating.Good])
+        history[question.pk].append((rating, at))
+        services.reviews_record(user=learner, reviews=[services.Review(question_id=question.pk, rating=rating, at=at)])
+    zone = ZoneInfo("America/New_York")
+    for question in questions:
+        card = fsrs.Card(card_id=1)
+        for rating, reviewed in history[question.pk]:
+            # Each review's cap recomputed: the learner's day in New York, to the day before the exam.
+            today = reviewed.astimezone(zone).date()
+            cap = max(1, (exam_date - today).days - 1) if exam_date > today else 36500
+            scheduler = fsrs.Scheduler(
+                desired_retention=0.85, learning_steps=(), relearning_steps=(), enable_fuzzing=False, maximum_interval=cap,
+            )
+            card, _ = scheduler.review_card(card, rating, review_datetime=reviewed)
+        stored = ReviewCard.objects.filter(user=learner, question=question).first()
+        if not history[question.pk]:
+            assert stored is None
+            continue
+        assert (stored.due, stored.last_review, stored.stability, stored.difficulty, stored.state) == (
+            card.due, card.last_review, pytest.approx(card.stability), pytest.approx(card.difficulty), int(card.state),
+        )
+        if stored.last_review.astimezone(zone).date() <= exam_date - timedelta(days=2):
+            assert stored.due.astimezone(zone).date() < exam_date
+
+
+@pytest.mark.django_db
+def test_one_grading_with_many_reviews_takes_three_queries(learner, django_assert_num_queries):
+    exam = exam_with_bank(weights=(100,), per_domain=20, question_count=20)
+    at = datetime(2026, 3, 1, 15, 0, tzinfo=UTC)
+    reviews = [services.Review(question_id=q.pk, rating=Rating.Good, at=at) for q in exam.questions.all()]
+    Profile.objects.for_user(learner)
+    with django_assert_num_queries(3):
+        services.reviews_record(user=learner, reviews=reviews)
+    assert ReviewCard.objects.filter(user=learner).count() == 20
