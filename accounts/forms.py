@@ -4,8 +4,8 @@ import zoneinfo
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AdminUserCreationForm, AuthenticationForm, UserChangeForm, UserCreationForm
-from django.core.validators import MaxLengthValidator
 from django.contrib.auth.models import User
+from django.core.validators import MaxLengthValidator
 from django.utils import timezone
 
 from accounts.emails import EMAIL_TAKEN, email_taken

@@ -7,8 +7,8 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, Max, OuterRef, Subquery
 
 from cohorts.models import Cohort, Membership
-from exams.study import progress
 from exams.models import Attempt, AttemptMode, Domain
+from exams.study import progress
 
 # Fewer counted responses than this in a domain is "not enough data", and never flagged.
 MIN_COUNTED = 10

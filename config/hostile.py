@@ -56,7 +56,7 @@ def page_not_found(request, exception=None):
 
 
 def server_error(request):
-    from django.template import loader
     from django.http import HttpResponseServerError
+    from django.template import loader
 
     return HttpResponseServerError(loader.get_template("errors/500.html").render({}))

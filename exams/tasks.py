@@ -1,11 +1,16 @@
-"""Background work on the bank and on attempts: thin wrappers over service functions, run by `manage.py worker`."""
+"""Background work on the bank and on attempts: thin wrappers over workflows, run by `manage.py worker`.
+
+The task paths (exams.tasks.*) are stored in queued django-tasks-db rows and settings.PERIODIC_TASKS,
+so they stay here while the workflows they call live in each concern's package.
+"""
 from datetime import timedelta
 
 from django.tasks import task
 
-from exams.statistics.refresh import statistics_refresh_job
 from exams.bank.errata.regrade import erratum_confirm_job
+from exams.bank.imports import import_pending_upload
 from exams.room.services import finalize_expired
+from exams.statistics.refresh import statistics_refresh_job
 from jobs.periodic import schedule_next
 from jobs.services import job_run
 
@@ -15,9 +20,6 @@ FINALIZE_EVERY = timedelta(minutes=1)
 @task()
 def import_questions(*, job_id: int) -> None:
     """A large question import (see exams.bank.admin_imports.BACKGROUND_IMPORT_OVER)."""
-    # Imported here: the admin module enqueues this task, so it imports this module.
-    from exams.bank.admin_imports import import_pending_upload
-
     job_run(job_id=job_id, work=import_pending_upload)
 
 

@@ -3,10 +3,10 @@ import os
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import connections
-from hypothesis import settings as hypothesis_settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.db import connections
+from hypothesis import settings as hypothesis_settings
 
 from exams.roles import instructors_group
 from tests.factories import UserFactory

@@ -13,7 +13,7 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 
-from exams.room import grading, draw
+from exams.room import draw, grading
 from exams.study import readiness
 from exams.study.progress import MASTERY_WINDOW
 

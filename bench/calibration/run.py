@@ -61,9 +61,9 @@ def services_check(*, learners_count: int, sessions: int, seed: int) -> dict:
     from django.core.management import call_command
     from django.db import transaction
 
-    from exams.study import progress
-    from exams.room import services
     from exams.models import Attempt, AttemptMode, Choice, Domain, Exam, Question, QuestionKind
+    from exams.room import services
+    from exams.study import progress
 
     call_command("migrate", verbosity=0)
     rng = random.Random(seed)

@@ -25,7 +25,6 @@ def main() -> None:
     from django.contrib.auth.hashers import make_password
     from django.contrib.auth.models import User
     from django.contrib.sessions.backends.db import SessionStore
-
     from floorsite.models import Row
 
     password = make_password("floor-passphrase")

@@ -651,14 +651,14 @@ COMPONENTS = [
     ("session: SELECT django_session", re.compile(r"sessions/backends/db\.py|SessionBase\._get_session|SessionStore\.load")),
     ("auth: SELECT auth_user", re.compile(r"contrib/auth/__init__\.py:\d+\)$|^get_user \(django/contrib/auth")),
     ("owned_attempt: SELECT attempt FOR UPDATE", re.compile(r"owned_attempt \(exams/access\.py")),
-    ("_slot: SELECT response + version + question, then picks", re.compile(r"_slot \(exams/views/attempts\.py")),
+    ("_slot: SELECT response + version + question, then picks", re.compile(r"_slot \(exams/room/views/question\.py")),
     ("record_answer: DELETE + INSERT picks, UPDATE answered_at", re.compile(r"record_answer \(exams/models\.py")),
-    ("_navigator: 60 slots with COUNT(picks)", re.compile(r"_navigator \(exams/views/attempts\.py")),
+    ("_navigator: 60 slots with COUNT(picks)", re.compile(r"_navigator \(exams/room/views/question\.py")),
     ("AnswerForm", re.compile(r"AnswerForm|django/forms/")),
     ("templates: render the two partials", re.compile(r"render_to_string|django/template/")),
     ("transaction: BEGIN / COMMIT", re.compile(r"django/db/transaction\.py|Atomic\.__(enter|exit)__")),
     ("saving: the one-statement save (exams/saving.py)", re.compile(r"\(exams/saving\.py")),
-    ("question view: other statements (COUNT(*) of the slots for the form)", re.compile(r"^question \(exams/views/attempts\.py")),
+    ("question view: other statements (COUNT(*) of the slots for the form)", re.compile(r"^question \(exams/room/views/question\.py")),
     ("middleware (CSRF, CSP, axes, htmx, messages, security)", re.compile(r"django/middleware/|axes/|django_htmx/|whitenoise/|contrib/messages/")),
     ("Django request handling and response", re.compile(r"django/core/handlers/|django/http/")),
 ]
@@ -687,7 +687,7 @@ def collapse_stacks(files: list[Path]) -> dict:
             name = next((label for frame in reversed(frames) for label, pattern in COMPONENTS if pattern.search(frame)),
                         "other")
             components[name] += count
-            view = next((frame for frame in frames if frame.startswith("question (exams/views/attempts.py")), None)
+            view = next((frame for frame in frames if frame.startswith("question (exams/room/views/question.py")), None)
             if view:
                 app_lines[view] += count
     return {

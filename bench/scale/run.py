@@ -186,15 +186,15 @@ def measure(args, scale) -> dict:
     from django.contrib.auth.models import User
     from django.db import connection
     from django.test import Client
+    from generate import DOMAINS, EXAM_CODE, HEAVY, STAR_QUESTION
 
     from exams.bank import imports
     from exams.bank.errata import regrade
-    from exams.room import services
-    from exams.statistics import totals as item_stats
     from exams.bank.formats import ParsedChoice, ParsedQuestion
     from exams.bank.formats.gift import write_gift
     from exams.models import Attempt, Choice, Domain, Erratum, ErratumSource, ErratumStatus, Exam, Question, Response
-    from generate import DOMAINS, EXAM_CODE, HEAVY, STAR_QUESTION
+    from exams.room import services
+    from exams.statistics import totals as item_stats
 
     exam = Exam.objects.get(code=EXAM_CODE)
     heavy = User.objects.get(username=HEAVY)

@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from report import code_version, write_results  # noqa: E402
+
 from tests.fault.cluster import ThrowawayCluster, free_port  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("load_run", ROOT / "bench" / "load" / "run.py")

@@ -16,13 +16,11 @@ from django.utils.html import format_html
 
 from config.integrity import RaceSafeAdminMixin
 from config.routers import statistics_reads
-from jobs.admin import show_outcome_with
-from jobs.models import ACTIVE_STATUSES, Job
-from jobs.services import JobAlreadyActive, job_enqueue, target_of
-from exams.bank.errata import regrade
-from exams.statistics.formulas import MIN_N_FOR_MISKEY
 from exams.bank.admin_imports import QuestionImportExportMixin
-from exams.bank.formats import MAX_CHOICES, MIN_CHOICES, TEXT_LIMITS, choice_label, exhibit_images
+from exams.bank.errata import regrade
+from exams.bank.formats import exhibit_images
+from exams.bounds import MAX_CHOICES, MIN_CHOICES, TEXT_LIMITS
+from exams.letters import choice_label
 from exams.markdown import render_markdown
 from exams.models import (
     Attempt,
@@ -41,6 +39,10 @@ from exams.models import (
     Question,
     QuestionKind,
 )
+from exams.statistics.formulas import MIN_N_FOR_MISKEY
+from jobs.admin import show_outcome_with
+from jobs.models import ACTIVE_STATUSES, Job
+from jobs.services import JobAlreadyActive, job_enqueue, target_of
 
 
 def _live_forms(formset) -> list:
@@ -649,14 +651,9 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
         erratum = get_object_or_404(Erratum.objects.select_related("question__exam", "question__domain"), pk=erratum_id)
         if not self.has_change_permission(request, erratum):
             raise PermissionDenied
-        question = erratum.question
-        choices = list(question.choices.order_by("order", "pk"))
-        tallies = dict(
-            erratum.disputes.values("choice").annotate(n=Count("pk")).values_list("choice", "n")
-        )
-        published = set(erratum.published_key.values_list("pk", flat=True))
+        choices = list(erratum.question.choices.order_by("order", "pk"))
         form = DecisionForm(
-            request.POST or None, question=question, choices=choices,
+            request.POST or None, question=erratum.question, choices=choices,
             initial={"corrected_key": [c.pk for c in choices if c.is_correct], "note": erratum.note},
         )
         preview = outdated = None
@@ -665,54 +662,66 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
             return self._confirm_previewed_in_background(request, erratum=erratum, attempts=holding)
         if request.method == "POST" and erratum.status == ErratumStatus.REPORTED and form.is_valid():
             try:
-                if form.cleaned_data["decision"] == "reject":
-                    regrade.erratum_reject(erratum=erratum, user=request.user, note=form.cleaned_data["note"])
-                    self.message_user(request, f"Rejected the reports on “{question}”. Nothing was regraded.")
-                    return redirect("admin:exams_erratum_changelist")
-                confirming = request.POST.get("action") == "confirm" and request.POST.get("preview")
-                decision = {
-                    "policy": form.cleaned_data["policy"],
-                    "corrected_choice_ids": [c.pk for c in form.cleaned_data["corrected_key"]],
-                    "note": form.cleaned_data["note"] or None,
-                    "explanation": form.cleaned_data["explanation"], "feedback": form.feedback(),
-                }
-                if holding > regrade.BACKGROUND_REGRADE_OVER:
-                    return self._regrade_in_background(
-                        request, erratum=erratum, attempts=holding, decision=regrade.decision_json(**decision),
-                        expected=request.POST["preview"] if confirming else None,
-                    )
-                outcome = regrade.erratum_confirm(
-                    erratum=erratum, **decision, user=request.user,
-                    dry_run=not confirming, expected=request.POST.get("preview") if confirming else None,
-                )
-                if outcome.event is None:
-                    preview = outcome.summary
-                else:
-                    self.message_user(request, regrade.confirmed_message(outcome.summary), messages.SUCCESS)
-                    return redirect("admin:exams_erratum_changelist")
+                decided = self._decide(request, erratum=erratum, form=form, holding=holding)
+                if not isinstance(decided, regrade.RegradeSummary):
+                    return decided
+                preview = decided
             except regrade.PreviewOutdated as changed:
                 preview, outdated = changed.summary, True
             except ValueError as refused:
                 form.add_error(None, str(refused))
+        context = self._triage_context(request, erratum=erratum, choices=choices, form=form, holding=holding)
+        context.update({
+            "preview": preview,
+            "preview_policy": ErratumPolicy(form.cleaned_data["policy"]).label if preview else "",
+            "outdated": outdated,
+        })
+        return TemplateResponse(request, "admin/exams/erratum/decide.html", context)
+
+    def _decide(self, request, *, erratum: Erratum, form, holding: int):
+        """Reject, preview or confirm as the form says: a response to send, or the dry run's summary to show."""
+        if form.cleaned_data["decision"] == "reject":
+            regrade.erratum_reject(erratum=erratum, user=request.user, note=form.cleaned_data["note"])
+            self.message_user(request, f"Rejected the reports on “{erratum.question}”. Nothing was regraded.")
+            return redirect("admin:exams_erratum_changelist")
+        confirming = request.POST.get("action") == "confirm" and request.POST.get("preview")
+        decision = {
+            "policy": form.cleaned_data["policy"],
+            "corrected_choice_ids": [c.pk for c in form.cleaned_data["corrected_key"]],
+            "note": form.cleaned_data["note"] or None,
+            "explanation": form.cleaned_data["explanation"], "feedback": form.feedback(),
+        }
+        if holding > regrade.BACKGROUND_REGRADE_OVER:
+            return self._regrade_in_background(
+                request, erratum=erratum, attempts=holding, decision=regrade.decision_json(**decision),
+                expected=request.POST["preview"] if confirming else None,
+            )
+        outcome = regrade.erratum_confirm(
+            erratum=erratum, **decision, user=request.user,
+            dry_run=not confirming, expected=request.POST.get("preview") if confirming else None,
+        )
+        if outcome.event is None:
+            return outcome.summary
+        self.message_user(request, regrade.confirmed_message(outcome.summary), messages.SUCCESS)
+        return redirect("admin:exams_erratum_changelist")
+
+    def _triage_context(self, request, *, erratum: Erratum, choices: list, form, holding: int) -> dict:
+        """What the triage page shows besides the decision: tallies, reports, past regrades, jobs."""
+        tallies = dict(erratum.disputes.values("choice").annotate(n=Count("pk")).values_list("choice", "n"))
+        published = set(erratum.published_key.values_list("pk", flat=True))
         disputes = list(erratum.disputes.select_related("learner", "choice", "response").order_by("-updated_at"))
-        context = {
+        return {
             **self.admin_site.each_context(request),
-            "title": f"Triage: {question}",
+            "title": f"Triage: {erratum.question}",
             "opts": self.model._meta,
             "erratum": erratum,
-            "question": question,
-            "choices": [
-                {"choice": c, "tally": tallies.get(c.pk, 0), "published": c.pk in published}
-                for c in choices
-            ],
+            "question": erratum.question,
+            "choices": [{"choice": c, "tally": tallies.get(c.pk, 0), "published": c.pk in published} for c in choices],
             "no_opinion": tallies.get(None, 0),
             "disputes": [{"dispute": d, **learner_letters(d, choices)} for d in disputes],
             "form": form,
             "decision_fields": [form[name] for name in ("decision", "policy", "corrected_key", "note")],
             "text_fields": [form["explanation"], *(form[f"feedback_{c.pk}"] for c in choices)],
-            "preview": preview,
-            "preview_policy": ErratumPolicy(form.cleaned_data["policy"]).label if preview else "",
-            "outdated": outdated,
             "regrades": erratum.regrades.order_by("-created_at"),
             "holding": holding,
             # This erratum's dry runs and regrades in the background, with their progress while they run.
@@ -721,7 +730,6 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
             ).defer("payload")[:3],
             "background_over": regrade.BACKGROUND_REGRADE_OVER if holding > regrade.BACKGROUND_REGRADE_OVER else None,
         }
-        return TemplateResponse(request, "admin/exams/erratum/decide.html", context)
 
     def _regrade_in_background(
         self, request, *, erratum: Erratum, attempts: int, decision: dict, expected: str | None

@@ -20,11 +20,12 @@ from django.urls import path, reverse
 from django.utils.http import content_disposition_header, urlencode
 from django.views.decorators.http import require_POST
 
-from exams.bank.formats import ExportError, NotUtf8Error, ParsedQuestion, choice_label, decode_utf8
-from exams.bank.imports import FORMATS, WEIGHTS_NOTE, ImportSummary, import_bank, parse_upload, write_export
+from exams.bank.formats import ExportError, NotUtf8Error, ParsedQuestion, decode_utf8
+from exams.bank.imports import FORMATS, WEIGHTS_NOTE, parse_upload, pending_summary, write_export
+from exams.letters import choice_label
 from exams.models import Domain, Exam
 from jobs.models import Job
-from jobs.services import JobAlreadyActive, JobError, job_enqueue, target_of
+from jobs.services import JobAlreadyActive, job_enqueue, target_of
 
 __all__ = ["MAX_UPLOAD_BYTES", "QuestionImportExportMixin", "QuestionImportForm"]
 
@@ -355,26 +356,3 @@ for _name in FORMATS:
     setattr(QuestionImportExportMixin, f"export_as_{_name}", _export_action(_name))
 
 
-def pending_summary(*, pending: dict, dry_run: bool, progress=None) -> tuple[Exam | None, ImportSummary | None]:
-    """Parse a pending upload again and import it (or only check it, for the preview)."""
-    exam = Exam.objects.filter(pk=pending["exam"]).first()
-    if exam is None:
-        return None, None
-    result = parse_upload(
-        data=pending["text"].encode("utf-8"), fmt=pending["format"], skip_unsupported=pending["skip_unsupported"],
-        exam_code=exam.code,
-    )
-    return exam, import_bank(
-        exam=exam, result=result, default_domain=pending["default_domain"], dry_run=dry_run, progress=progress
-    )
-
-
-def import_pending_upload(*, job: Job, progress) -> str:
-    """The import_questions job's work (jobs.services.job_run): the upload kept in job.payload."""
-    exam, summary = pending_summary(pending=job.payload, dry_run=False, progress=progress)
-    if exam is None:
-        raise JobError("The exam of that upload no longer exists.")
-    if not summary.ok:
-        raise JobError("\n".join(summary.lines()))
-    per_domain = "; ".join(f"{plan.name}: {len(plan.questions):,}" for plan in summary.domains)
-    return f"{summary.headline} {per_domain}".strip()

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
+from exams.bank.exhibits import ExhibitError, checked_image
 from exams.bank.formats import (
     ExportError,
     FormatError,
@@ -27,8 +28,7 @@ from exams.bank.formats import (
     question_problems,
 )
 from exams.bank.formats.registry import FORMATS, BankFormat
-from exams.bank.exhibits import ExhibitError, checked_image
-from exams.models import Choice, Domain, Erratum, ErratumStatus, ExhibitImage, Exam, Question
+from exams.models import Choice, Domain, Erratum, ErratumStatus, Exam, ExhibitImage, Question
 
 __all__ = [
     "FORMATS",
@@ -46,6 +46,8 @@ WEIGHTS_NOTE = (
     "GIFT and Moodle XML answer weights only mark the keys (a positive weight marks a correct choice; zero or a negative "
     "weight does not). Scoring is all-or-nothing, so weights are not used for scoring."
 )
+from jobs.models import Job
+from jobs.services import JobError
 
 # Rows per INSERT: large enough that 10,000 questions take a handful of statements, small
 # enough to stay under SQLite's limit on bound parameters.
@@ -456,3 +458,28 @@ def write_export(*, exam: Exam, fmt: str, questions: Iterable[Question] | None =
     if fmt not in FORMATS:
         raise ValueError(f"Unknown format {fmt!r}: choose one of {', '.join(FORMATS)}.")
     return FORMATS[fmt].write(export_bank(exam=exam, questions=questions), exam_code=exam.code)
+
+
+def pending_summary(*, pending: dict, dry_run: bool, progress=None) -> tuple[Exam | None, ImportSummary | None]:
+    """Parse a pending upload again and import it (or only check it, for the preview)."""
+    exam = Exam.objects.filter(pk=pending["exam"]).first()
+    if exam is None:
+        return None, None
+    result = parse_upload(
+        data=pending["text"].encode("utf-8"), fmt=pending["format"], skip_unsupported=pending["skip_unsupported"],
+        exam_code=exam.code,
+    )
+    return exam, import_bank(
+        exam=exam, result=result, default_domain=pending["default_domain"], dry_run=dry_run, progress=progress
+    )
+
+
+def import_pending_upload(*, job: Job, progress) -> str:
+    """The import_questions job's work (jobs.services.job_run): the upload kept in job.payload."""
+    exam, summary = pending_summary(pending=job.payload, dry_run=False, progress=progress)
+    if exam is None:
+        raise JobError("The exam of that upload no longer exists.")
+    if not summary.ok:
+        raise JobError("\n".join(summary.lines()))
+    per_domain = "; ".join(f"{plan.name}: {len(plan.questions):,}" for plan in summary.domains)
+    return f"{summary.headline} {per_domain}".strip()

@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from exams.bank.exhibits import checked_image
-from exams.models import Choice, Domain, Erratum, ExhibitImage, Exam, Question
+from exams.models import Choice, Domain, Erratum, Exam, ExhibitImage, Question
 
 FIXTURES = settings.BASE_DIR / "fixtures"
 EXHIBITS = FIXTURES / "bank" / "exhibits"

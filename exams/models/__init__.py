@@ -5,47 +5,36 @@ exams.models.attempts: attempts, responses, picks, strike-outs, regrades, extra 
 exams.models.study: review cards and bookmarks.
 exams.models.statistics: item and test statistics.
 """
-from exams.models.bank import (  # noqa: F401
-    Exam,
-    Domain,
-    QuestionKind,
-    QuestionQuerySet,
-    Question,
-    ChoiceText,
-    choice_texts,
-    content_digest,
-    QuestionVersionManager,
-    QuestionVersion,
-    ExhibitImage,
-    Choice,
-    ErratumSource,
-    ErratumStatus,
-    ErratumPolicy,
-    Erratum,
-    Dispute,
-)
 from exams.models.attempts import (  # noqa: F401
-    AttemptMode,
-    AttemptStatus,
-    AttemptQuerySet,
     Attempt,
+    AttemptMode,
+    AttemptQuerySet,
+    AttemptStatus,
+    LearnerAccommodation,
+    RegradeChange,
+    RegradeEvent,
     Response,
     ResponseChoice,
     ResponseStrike,
-    RegradeEvent,
-    RegradeChange,
-    LearnerAccommodation,
 )
-from exams.models.study import (  # noqa: F401
-    CardState,
-    ReviewCardQuerySet,
-    ReviewCard,
-    BookmarkQuerySet,
-    NOTE_MAX_LENGTH,
-    Bookmark,
+from exams.models.bank import (  # noqa: F401
+    Choice,
+    ChoiceText,
+    Dispute,
+    Domain,
+    Erratum,
+    ErratumPolicy,
+    ErratumSource,
+    ErratumStatus,
+    Exam,
+    ExhibitImage,
+    Question,
+    QuestionKind,
+    QuestionQuerySet,
+    QuestionVersion,
+    QuestionVersionManager,
+    choice_texts,
+    content_digest,
 )
-from exams.models.statistics import (  # noqa: F401
-    MiskeyFlag,
-    ItemStatistic,
-    ExamStatistic,
-)
+from exams.models.statistics import ExamStatistic, ItemStatistic, MiskeyFlag  # noqa: F401
+from exams.models.study import NOTE_MAX_LENGTH, Bookmark, BookmarkQuerySet, CardState, ReviewCard, ReviewCardQuerySet  # noqa: F401

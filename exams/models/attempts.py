@@ -10,6 +10,7 @@ from django.utils import timezone
 from accounts.models import Profile
 from exams.models.bank import Choice, Domain, Erratum, ErratumPolicy, Exam, Question, QuestionVersion
 
+
 class AttemptMode(models.TextChoices):
     MOCK = "mock", "Timed mock"
     PRACTICE = "practice", "Practice"

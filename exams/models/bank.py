@@ -14,8 +14,9 @@ from django.db.models.functions import Now
 from django.urls import reverse
 from django.utils import timezone
 
-from exams.bank.formats import TEXT_LIMITS
+from exams.bounds import TEXT_LIMITS
 from exams.markdown import render_markdown
+
 
 class Exam(models.Model):
     code = models.CharField(max_length=32, unique=True)

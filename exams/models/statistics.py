@@ -4,6 +4,7 @@ from django.db import models
 
 from exams.models.bank import Exam, Question
 
+
 class MiskeyFlag(models.TextChoices):
     LIKELY = "likely", "likely"
     VERY_LIKELY = "very likely", "very likely"

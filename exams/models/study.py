@@ -12,6 +12,7 @@ from django.utils import timezone
 from exams.markdown import render_markdown
 from exams.models.bank import Question
 
+
 class CardState(models.IntegerChoices):
     # The values are fsrs.State's, so a card converts both ways without a table.
     LEARNING = 1, "Learning"

@@ -3,10 +3,9 @@ anyone else), the login check for them, and the key rule's one source (running m
 from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
-from django.db.models import Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Now
 from django.http import HttpResponse
-from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
 
 from accounts.models import Profile

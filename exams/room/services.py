@@ -6,27 +6,20 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import fsrs
 from django.core.exceptions import EmptyResultSet
 from django.db import IntegrityError, connection, transaction
-from django.db import models
-from django.db.models import Count, DateTimeField, Exists, ExpressionWrapper, Max, OuterRef, Prefetch, Q
+from django.db.models import Count, DateTimeField, ExpressionWrapper, Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
 from accounts.models import Profile
-from exams.room import grading, draw
-from exams.study import builder, scheduling
-from exams.room.access import running_mock_question_ids
+from exams.letters import choice_label
 from exams.models import (
     Attempt,
     AttemptMode,
-    Bookmark,
     Choice,
-    Dispute,
     Domain,
     Erratum,
-    ErratumSource,
     ErratumStatus,
     Exam,
     Question,
@@ -35,6 +28,9 @@ from exams.models import (
     ReviewCard,
     choice_texts,
 )
+from exams.room import draw, grading, navigation, reading
+from exams.room.access import in_running_mock, running_mock_question_ids
+from exams.study.reviews import review_of, reviews_record
 
 
 class StartRefused(Exception):
@@ -182,164 +178,6 @@ def _session_questions(*, user, exam: Exam, domain: Domain | None, count: int, r
     return draw.one_per_group(fresh + again, groups)[:count]
 
 
-class PracticeSource(models.TextChoices):
-    ALL = "all", "All questions"
-    UNSEEN = "unseen", "Not yet seen"
-    MISSED = "missed", "Missed in my last mocks"
-    FLAGGED = "flagged", "Flagged in my last mocks"
-    BOOKMARKED = "bookmarked", "Bookmarked"
-
-
-@dataclass(frozen=True)
-class PracticePlan:
-    """What the learner asked the practice builder for (validated by PracticeBuilderForm)."""
-
-    domains: tuple[Domain, ...]
-    # Per domain id, the topics chosen within it; a domain not in here takes all its topics.
-    topics: dict[int, frozenset[str]]
-    count: int
-    source: str = PracticeSource.ALL
-    mocks: int = 2
-    minutes: int | None = None
-    feedback_at_end: bool = False
-
-
-def practice_candidates(*, user, exam: Exam, plan: PracticePlan) -> tuple[list[builder.Candidate], set[int]]:
-    """The questions that match the plan, and which of them the learner has seen: one query.
-
-    Never a question of a mock the learner has running (its key would show).
-    """
-    seen = Response.objects.filter(attempt__user=user, question=OuterRef("pk"))
-    questions = (
-        Question.objects.active()
-        .filter(exam=exam, domain__in=[domain.pk for domain in plan.domains])
-        .exclude(pk__in=running_mock_question_ids(user))
-        .annotate(seen=Exists(seen))
-    )
-    if plan.topics:
-        within = Q(domain__in=[domain.pk for domain in plan.domains if domain.pk not in plan.topics])
-        for domain_id, topics in plan.topics.items():
-            within |= Q(domain_id=domain_id, topic__in=sorted(topics))
-        questions = questions.filter(within)
-    if plan.source == PracticeSource.UNSEEN:
-        questions = questions.filter(seen=False)
-    elif plan.source in (PracticeSource.MISSED, PracticeSource.FLAGGED):
-        last_mocks = (
-            Attempt.objects.finished().filter(user=user, exam=exam, mode=AttemptMode.MOCK)
-            .order_by("-finished_at", "-pk").values("pk")[: plan.mocks]
-        )
-        slots = Response.objects.filter(attempt__in=last_mocks)
-        if plan.source == PracticeSource.MISSED:
-            slots = slots.filter(Q(is_correct=False) | Q(answered_at__isnull=True))
-        else:
-            slots = slots.filter(flagged=True)
-        questions = questions.filter(pk__in=slots.values("question_id"))
-    elif plan.source == PracticeSource.BOOKMARKED:
-        questions = questions.filter(pk__in=Bookmark.objects.filter(user=user).values("question_id"))
-    rows = questions.order_by().values_list("pk", "domain_id", "exclusion_group", "seen")
-    candidates, seen_ids = [], set()
-    for question_id, domain_id, group, was_seen in rows:
-        candidates.append(builder.Candidate(question_id, domain_id, group))
-        if was_seen:
-            seen_ids.add(question_id)
-    return candidates, seen_ids
-
-
-def practice_count(*, user, exam: Exam, plan: PracticePlan) -> int:
-    """How many questions a session built from the plan can hold (one per exclusion group)."""
-    candidates, _ = practice_candidates(user=user, exam=exam, plan=plan)
-    return builder.distinct(candidates)
-
-
-def practice_build(*, user, exam: Exam, plan: PracticePlan, seed: int | None = None) -> Started:
-    """Draw and start the practice the learner built: as many as asked, or all that match.
-
-    Raises StartRefused when nothing matches. Started.asked is set when fewer matched.
-    """
-    candidates, seen = practice_candidates(user=user, exam=exam, plan=plan)
-    if not candidates:
-        raise StartRefused("No question matches these choices: widen them (more domains or topics, another source).")
-    rng = random.Random(seed if seed is not None else secrets.randbits(64))
-    question_ids = builder.draw(
-        candidates=candidates,
-        domains=[draw.DomainQuota(domain_id=d.pk, weight=d.weight, order=d.order) for d in plan.domains],
-        total=plan.count,
-        rng=rng,
-        seen=seen,
-    )
-    minutes = None
-    if plan.minutes is not None:
-        minutes = float(plan.minutes * Profile.objects.for_user(user).accommodation_factor)
-    started = attempt_start(
-        user=user, exam=exam, mode=AttemptMode.PRACTICE, question_ids=question_ids, seed=rng.randrange(2**63),
-        minutes=minutes, feedback_at_end=plan.feedback_at_end,
-    )
-    if started.created and len(question_ids) < plan.count:
-        return Started(started.attempt, created=True, asked=plan.count)
-    return Started(started.attempt, created=started.created)
-
-
-class NothingLikeIt(Exception):
-    """"Try another like this" found nothing to add; the message says why."""
-
-
-def attempt_add_like(*, attempt: Attempt, response: Response, seed: int | None = None) -> Response:
-    """Add one unseen question of the same topic to the session, as its last slot.
-
-    The caller holds the attempt's row lock, so two clicks never take one position. Unseen
-    means in no attempt of this learner, which also keeps out a running mock's questions.
-    """
-    topic = response.question.topic
-    if not topic:
-        raise NothingLikeIt("This question has no topic in the bank, so there is no other like it to add.")
-    taken_groups = attempt.responses.exclude(question__exclusion_group="").values("question__exclusion_group")
-    rows = list(
-        Question.objects.active()
-        .filter(exam=attempt.exam, domain_id=response.question.domain_id, topic=topic)
-        .exclude(Exists(Response.objects.filter(attempt__user=attempt.user, question=OuterRef("pk"))))
-        .exclude(exclusion_group__in=taken_groups)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    if not rows:
-        raise NothingLikeIt(f"You have already seen every question on “{topic}”: there is none left to add.")
-    rng = random.Random(seed if seed is not None else secrets.randbits(64))
-    question = Question.objects.prefetch_related(
-        Prefetch("choices", queryset=Choice.objects.order_by("order", "pk"))
-    ).get(pk=rng.choice(rows))
-    version = QuestionVersion.objects.current_for([question])[question.pk]
-    last = attempt.responses.aggregate(last=Max("position"))["last"] or 0
-    return Response.objects.create(
-        attempt=attempt,
-        position=last + 1,
-        question=question,
-        domain_id=question.domain_id,
-        version=version,
-        choice_order=draw.shuffle_choices(
-            choice_ids=[choice.pk for choice in question.choices.all()], keep_order=question.keep_order, rng=rng
-        ),
-    )
-
-
-def bookmark_add(*, user, response: Response) -> tuple[Bookmark, bool]:
-    """Bookmark the question of a slot (the view checks the learner has answered and seen it).
-
-    A double click makes one bookmark: the unique (user, question) constraint decides.
-    """
-    try:
-        with transaction.atomic():
-            return Bookmark.objects.get_or_create(user=user, question_id=response.question_id)
-    except IntegrityError:
-        return Bookmark.objects.get(user=user, question_id=response.question_id), False
-
-
-def bookmark_note(*, bookmark: Bookmark, note: str) -> None:
-    bookmark.note = note
-    bookmark.updated_at = timezone.now()
-    bookmark.full_clean(exclude=["user", "question"])
-    bookmark.save(update_fields=["note", "updated_at"])
-
-
 def _due_questions(*, user, exam: Exam) -> list[int]:
     """The due cards' questions, most overdue first (at most REVIEW_SESSION_MAX)."""
     due_cards = (
@@ -418,71 +256,6 @@ def _insert_slots(attempt: Attempt, slots: list[tuple[int, int, int, int, list[i
             "attempt": attempt.pk, "positions": list(positions), "questions": list(questions), "domains": list(domains),
             "versions": list(versions), "orders": [json.dumps(order) for order in orders],
         })
-
-
-@dataclass(frozen=True)
-class Review:
-    """One graded slot as a review of the learner's card for its question."""
-
-    question_id: int
-    rating: fsrs.Rating
-    at: datetime
-
-
-def reviews_record(*, user, reviews: list[Review]) -> None:
-    """Apply these reviews to the learner's cards through FSRS, in three queries.
-
-    Reviews are applied in time order; the scheduler is the learner's (desired retention,
-    the cap from an exam date ahead of the review's day in their zone).
-    """
-    if not reviews:
-        return
-    # Part of the caller's transaction when there is one (checking and grading hold one);
-    # savepoint=False: no savepoint round trips inside it.
-    with transaction.atomic(savepoint=False):
-        _reviews_record(user=user, reviews=reviews)
-
-
-def _reviews_record(*, user, reviews: list[Review]) -> None:
-    profile = Profile.objects.for_user(user)
-    # Locked in question order, as the upsert below writes: two gradings of one learner at
-    # once (two tabs) then queue on the cards instead of one overwriting the other's review.
-    existing = (
-        ReviewCard.objects.select_for_update()
-        .filter(user=user, question_id__in={r.question_id for r in reviews})
-        .order_by("question_id")
-    )
-    cards = {card.question_id: card for card in existing}
-    changed: dict[int, ReviewCard] = {}
-    for review in sorted(reviews, key=lambda r: (r.at, r.question_id)):
-        row = cards.get(review.question_id) or ReviewCard(user=user, question_id=review.question_id)
-        if row.last_review is not None and review.at < row.last_review:
-            # Older than the card's last review (a mock finished late, at its deadline, after
-            # a practice check of the same question): FSRS would go back in time; the newer
-            # review already stands for what the learner knows.
-            continue
-        scheduler = scheduling.scheduler_for(
-            desired_retention=profile.desired_retention,
-            exam_date=profile.exam_date,
-            today=scheduling.local_today(now=review.at, tz_name=profile.time_zone),
-        )
-        row.take(scheduling.review(card=row.as_fsrs() if row.due else None, rating=review.rating, at=review.at, scheduler=scheduler))
-        row.updated_at = review.at
-        cards[review.question_id] = changed[review.question_id] = row
-    ReviewCard.objects.bulk_create(
-        sorted(changed.values(), key=lambda card: card.question_id),
-        update_conflicts=True,
-        unique_fields=["user", "question"],
-        update_fields=["state", "step", "stability", "difficulty", "due", "last_review", "updated_at"],
-    )
-
-
-def review_of(response: Response, *, at: datetime) -> Review | None:
-    """The review a graded slot gives (picks and strikes prefetched), or None."""
-    rating = scheduling.rating_for(
-        answered=response.answered_at is not None, right=response.is_correct, struck=bool(response.strikes.all()),
-    )
-    return None if rating is None else Review(question_id=response.question_id, rating=rating, at=at)
 
 
 def attempt_check(*, attempt: Attempt, response: Response) -> bool | None:
@@ -668,24 +441,79 @@ def domain_results(*, attempts) -> dict[int, dict[int, tuple[int, int]]]:
     return results
 
 
-def dispute_report(*, user, response: Response, choice_id: int | None, reason: str) -> Dispute:
-    """File or edit the learner's report on a question; reports gather on its one open erratum."""
-    with transaction.atomic():
-        erratum = Erratum.objects.filter(question_id=response.question_id, status=ErratumStatus.REPORTED).first()
-        if erratum is None:
-            try:
-                with transaction.atomic():
-                    erratum = Erratum.objects.create(
-                        question_id=response.question_id, source=ErratumSource.LEARNERS, status=ErratumStatus.REPORTED
-                    )
-                    # What learners are graded on now is the key the reports dispute.
-                    erratum.published_key.set(Choice.objects.filter(question_id=response.question_id, is_correct=True))
-            except IntegrityError:
-                # Someone else opened it a moment ago: join theirs.
-                erratum = Erratum.objects.get(question_id=response.question_id, status=ErratumStatus.REPORTED)
-        dispute, _ = Dispute.objects.update_or_create(
-            erratum=erratum,
-            learner=user,
-            defaults={"choice_id": choice_id, "reason": reason, "response": response, "updated_at": timezone.now()},
-        )
-    return dispute
+class SlotRefused(Exception):
+    """An answer the learner can put right (a struck-out pick, a locked or empty check); the message says how."""
+
+
+@dataclass(frozen=True)
+class SlotSaved:
+    """What a save did: where to go next, and the slot's state for its navigator button."""
+
+    go: int | str | None
+    target: int
+    walk: str
+    checked: bool
+    item: dict
+
+
+def slot_save(*, user, attempt: Attempt, response: Response, answer: dict, carries_answer: bool, slot_count: int) -> SlotSaved:
+    """Save one slot's answer, strike-outs and flag, check it (practice), and move the resume point.
+
+    `answer` is AnswerForm's cleaned data; `carries_answer` says the post sends the answer
+    itself (the page's answer=1, or choices), so a flag or a move alone never clears one.
+    The caller holds the attempt's row lock. Raises SlotRefused before anything is written.
+    """
+    order = response.choice_order
+    picks = [order[index - 1] for index in answer["choice"]]
+    struck_before = {strike.choice_id for strike in response.strikes.all()}
+    if answer["struck_sent"]:
+        struck = {order[index - 1] for index in answer["struck"]}
+    elif answer["strike"]:
+        struck = struck_before ^ {order[answer["strike"] - 1]}
+    else:
+        struck = struck_before
+    if set(picks) & struck & struck_before:
+        letters = ", ".join(choice_label(order.index(pk)) for pk in sorted(set(picks) & struck & struck_before, key=order.index))
+        raise SlotRefused(f"You struck out {letters}: restore it before picking it.")
+    # Striking out a picked choice removes the pick.
+    picks = [pk for pk in picks if pk not in struck]
+    check, flag, go = answer["check"], answer["flag"], answer["go"]
+    current_picks = sorted(pick.choice_id for pick in response.picks.all())
+    was_checked = response.checked_at is not None
+    if was_checked:
+        # A checked answer is locked; flags, strike-outs and moving on are still allowed,
+        # and checking it again with the same picks (a retried request) changes nothing.
+        if carries_answer and sorted(picks) != current_picks:
+            raise SlotRefused("You already checked this answer, so it can no longer change.")
+        check = False
+    else:
+        if not carries_answer:
+            picks = [pk for pk in current_picks if pk not in struck]
+        if check and not picks:
+            raise SlotRefused("Pick an answer before checking it.")
+        if check and in_running_mock(user, response.question_id):
+            # Checking shows the key: not while the same question waits in a timed mock.
+            raise SlotRefused("This question is also in your timed mock, which is still running: check it after the mock ends.")
+        attempt.record_answer(response=response, choice_ids=picks)
+    if struck != struck_before:
+        attempt.record_strikes(response=response, choice_ids=struck)
+    if flag:
+        response.flagged = (not response.flagged) if flag == "toggle" else flag == "on"
+        response.save(update_fields=["flagged"])
+    if check:
+        attempt_check(attempt=attempt, response=response)
+    walk = answer["walk"]
+    walked = navigation.walk_positions(reading.navigator_by_orm(attempt), walk) if walk and go in ("next", "prev") else None
+    target = navigation.go_target(go, response.position, slot_count, walk=walked)
+    if target == "review":
+        go, target = "review", response.position
+    # Only a move moves the resume point: a late save of the slot just left must not.
+    if go is not None and target != attempt.last_position and not attempt.is_finished:
+        Attempt.objects.filter(pk=attempt.pk).update(last_position=target)
+    item = {
+        "position": response.position,
+        "answered": bool(picks) if not was_checked else bool(current_picks),
+        "incomplete": 0 < len(picks) < response.question.choose,
+        "flagged": response.flagged,
+    }
+    return SlotSaved(go=go, target=target, walk=walk, checked=check, item=item)

@@ -7,9 +7,9 @@ from django.db import connection
 from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.functions import Now
 
-from exams.study import readiness
-from exams.room import draw
 from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewCard
+from exams.room import draw
+from exams.study import readiness
 
 # Mastery looks at this many of the learner's latest answered responses per domain.
 MASTERY_WINDOW = 50

@@ -7,9 +7,9 @@ from django.core.management import call_command
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from exams.room import services
 from exams.models import Attempt, AttemptMode, Bookmark, Erratum, Exam, Question
 from exams.roles import instructors_group
+from exams.room import services
 from tests.browser.conftest import PHONE, assert_accessible, log_in_as, watch
 from tests.factories import UserFactory, exam_with_bank
 

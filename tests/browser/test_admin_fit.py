@@ -3,9 +3,10 @@ import re
 
 from playwright.sync_api import expect
 
-from exams.statistics.refresh import item_statistics_refresh
+from exams.bank.errata.disputes import dispute_report
 from exams.roles import instructors_group
-from exams.room.services import attempt_finish, attempt_start, dispute_report
+from exams.room.services import attempt_finish, attempt_start
+from exams.statistics.refresh import item_statistics_refresh
 from tests.browser.conftest import assert_accessible, log_in_as, watch
 from tests.factories import UserFactory, exam_with_bank
 

@@ -3,9 +3,10 @@ import re
 
 from playwright.sync_api import expect
 
+from exams.bank.errata.disputes import dispute_report
 from exams.models import Attempt
 from exams.roles import instructors_group
-from exams.room.services import attempt_start, attempt_submit, dispute_report
+from exams.room.services import attempt_start, attempt_submit
 from tests.browser.conftest import assert_accessible, log_in_as
 from tests.factories import UserFactory, exam_with_bank
 

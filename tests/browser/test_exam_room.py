@@ -21,6 +21,7 @@ from exams.room.services import attempt_start
 from tests.browser.conftest import assert_accessible, log_in_as
 from tests.factories import UserFactory, exam_with_bank
 
+
 @pytest.fixture
 def bank(transactional_db):
     from django.core.management import call_command

@@ -5,8 +5,8 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from exams.study import progress
 from exams.models import Attempt, AttemptMode, Exam, Response
+from exams.study import progress
 from tests.browser.conftest import assert_accessible, log_in_as
 from tests.factories import UserFactory
 

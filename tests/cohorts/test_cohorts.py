@@ -14,9 +14,9 @@ from django.utils import timezone
 
 from cohorts.models import Cohort, Invitation, Membership
 from cohorts.report import MEMBERS_PER_PAGE, Flag, flag_for
-from exams.study import progress
 from exams.models import Attempt, AttemptMode, AttemptStatus, Response
 from exams.roles import instructors_group
+from exams.study import progress
 from tests.exams.study.test_dashboard import finished_history
 from tests.factories import UserFactory, exam_with_bank
 

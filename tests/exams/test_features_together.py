@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from exams.room import services
 from exams.models import Attempt, AttemptMode, AttemptStatus, ReviewCard
+from exams.room import services
 from exams.room.services import attempt_check, attempt_start
 from tests.factories import exam_with_bank
 

@@ -4,17 +4,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
 
-from exams.models import (
-    Attempt,
-    AttemptMode,
-    AttemptStatus,
-    Choice,
-    Domain,
-    Erratum,
-    ErratumStatus,
-    Question,
-    Response,
-)
+from exams.models import Attempt, AttemptMode, AttemptStatus, Choice, Domain, Erratum, ErratumStatus, Question, Response
 from tests.factories import DomainFactory, ExamFactory, QuestionFactory
 
 pytestmark = pytest.mark.django_db

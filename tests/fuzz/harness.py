@@ -3,11 +3,11 @@ resolver, the forms found on pages, hostile values and bodies, and the checks on
 (no 5xx, no traceback, no database change when the request was refused)."""
 import copy
 import hashlib
-import traceback
 import html.parser
 import json
 import re
 import sys
+import traceback
 import urllib.parse
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,9 +24,10 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from exams.room import services
+from exams.bank.errata.disputes import dispute_report
 from exams.models import Attempt, AttemptMode, Erratum, Question, ReviewCard
 from exams.roles import instructors_group
+from exams.room import services
 from tests.factories import UserFactory, exam_with_bank
 
 # make test runs a few examples per URL pattern (4) and per form (2), within about a minute
@@ -78,7 +79,7 @@ def build_world() -> World:
         practice = services.attempt_start(user=user, exam=exam, mode=AttemptMode.PRACTICE, count=4).attempt
         attempts[user.username] = (mock, practice)
     question = Question.objects.filter(exam=exam).first()
-    services.dispute_report(user=learner, response=attempts["learner"][0].responses.first(), choice_id=None, reason="Unclear")
+    dispute_report(user=learner, response=attempts["learner"][0].responses.first(), choice_id=None, reason="Unclear")
     ReviewCard.objects.get_or_create(user=learner, question=question, defaults={"due": "2000-01-01T00:00Z"})
     clients = {"anonymous": Client()}
     for name, user in (("learner", learner), ("instructor", instructor), ("admin", admin)):

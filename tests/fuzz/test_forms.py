@@ -10,8 +10,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import (
-    BODY_KINDS, failure_text, fuzz_settings, Form, build_path, build_world, check, content_of, default_data, forms_on, hostile,
-    rolled_back, send, snapshot, upload, url_patterns,
+    BODY_KINDS,
+    Form,
+    build_path,
+    build_world,
+    check,
+    content_of,
+    default_data,
+    failure_text,
+    forms_on,
+    fuzz_settings,
+    hostile,
+    rolled_back,
+    send,
+    snapshot,
+    upload,
+    url_patterns,
 )
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import (
-    BODY_KINDS, failure_text, fuzz_settings, NUMBERS, WORDS, build_path, build_world, check, hostile, rolled_back, send, slot_value,
-    snapshot, url_patterns,
+    BODY_KINDS,
+    NUMBERS,
+    WORDS,
+    build_path,
+    build_world,
+    check,
+    failure_text,
+    fuzz_settings,
+    hostile,
+    rolled_back,
+    send,
+    slot_value,
+    snapshot,
+    url_patterns,
 )
 
 pytestmark = pytest.mark.django_db

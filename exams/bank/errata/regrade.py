@@ -8,9 +8,22 @@ from decimal import Decimal
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import BooleanField, Case, Count, DecimalField, Exists, ExpressionWrapper, F, OuterRef, Q, Value, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    DecimalField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    OuterRef,
+    Q,
+    Value,
+    When,
+)
 from django.db.models.functions import Now
 
+from exams.bounds import TEXT_LIMITS
 from exams.models import (
     Attempt,
     Choice,
@@ -28,7 +41,6 @@ from exams.models import (
     ReviewCard,
 )
 from exams.room import grading
-from exams.bank.formats import TEXT_LIMITS
 from exams.room.services import confirmed_erratum
 from exams.tuning import local_work_mem
 

@@ -1,8 +1,22 @@
 """Plain types shared by the question-bank parsers and writers (GIFT, Aiken, certprep JSON)."""
 import re
-import string
 from dataclasses import dataclass, field
 from decimal import Decimal
+
+from exams.bounds import (
+    DEFAULT_TITLE_LENGTH,
+    ERRATUM_POLICIES,
+    ERRATUM_SOURCES,
+    ERRATUM_STATUSES,
+    IDNUMBER_MAX_LENGTH,
+    KINDS,
+    MAX_CHOICES,
+    MIN_CHOICES,
+    TEXT_LIMITS,
+    TITLE_MAX_LENGTH,
+    TOPIC_MAX_LENGTH,
+)
+from exams.letters import choice_label
 
 __all__ = [
     "ERRATUM_POLICIES",
@@ -32,20 +46,6 @@ __all__ = [
     "question_problems",
     "unescape_markdown",
 ]
-
-# These mirror the model's choices (exams.models); kept here as plain strings so the
-# formats stay importable without Django.
-KINDS = ("single", "multiple")
-ERRATUM_SOURCES = ("imported", "instructor", "learners")
-ERRATUM_STATUSES = ("reported", "confirmed", "rejected")
-ERRATUM_POLICIES = ("", "credit_corrected", "credit_either", "void")
-TITLE_MAX_LENGTH = 200  # Question.title max_length
-# The bank's bounds, shared by the model, the admin, every importer and exporter.
-MIN_CHOICES, MAX_CHOICES = 2, 10
-TEXT_LIMITS = {"stem": 10_000, "explanation": 10_000, "exhibit": 10_000, "sources": 2_000, "choice": 1_000, "feedback": 2_000}
-TOPIC_MAX_LENGTH = 80  # Question.topic and Question.exclusion_group max_length
-IDNUMBER_MAX_LENGTH = 100  # Question.idnumber max_length, as Moodle's
-DEFAULT_TITLE_LENGTH = 80  # what Moodle uses when a question has no name
 
 # PHP's trim() set: Moodle trims with it, and agreeing with Moodle on where a text
 # starts and ends matters more than Python's wider idea of whitespace.
@@ -162,14 +162,6 @@ def decode_utf8(data: bytes) -> str:
     except UnicodeDecodeError as error:
         offset = skip + error.start
         raise NotUtf8Error(offset=offset, line=data.count(b"\n", 0, offset) + 1, byte=data[offset]) from None
-
-
-def choice_label(index: int) -> str:
-    """A, B, … Z, then AA, AB, … for the index-th (0-based) choice."""
-    letters = string.ascii_uppercase
-    if index < len(letters):
-        return letters[index]
-    return letters[index // len(letters) - 1] + letters[index % len(letters)]
 
 
 _MARKDOWN_ANYWHERE = frozenset("\\`*_[]<>&#|~")

@@ -33,7 +33,8 @@ from xml.etree.ElementTree import Element, ParseError, TreeBuilder
 from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
 from defusedxml.ElementTree import DefusedXMLParser
 
-from exams.bank.exhibits import MAX_BYTES, NAME as EXHIBIT_NAME, sniff_content_type
+from exams.bank.exhibits import MAX_BYTES, sniff_content_type
+from exams.bank.exhibits import NAME as EXHIBIT_NAME
 from exams.bank.formats import (
     TRIM,
     ExportError,

@@ -7,8 +7,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from exams.room import services
 from exams.models import Attempt, AttemptMode, Exam, Response, ResponseChoice, ReviewCard
+from exams.room import services
+from exams.study.reviews import review_of, reviews_record
 
 # (days ago, mode, chance of a right answer); ability grows over the weeks.
 PLAN = [
@@ -101,5 +102,5 @@ class Command(BaseCommand):
             .select_related("attempt")
             .prefetch_related("strikes")
         )
-        reviews = [services.review_of(r, at=r.checked_at or r.attempt.finished_at) for r in responses]
-        services.reviews_record(user=user, reviews=[review for review in reviews if review is not None])
+        reviews = [review_of(r, at=r.checked_at or r.attempt.finished_at) for r in responses]
+        reviews_record(user=user, reviews=[review for review in reviews if review is not None])

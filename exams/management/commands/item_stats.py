@@ -4,9 +4,9 @@ import csv
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from config.routers import statistics_reads
-from exams.statistics.totals import statistics_for_exam
 from exams.models import Choice, Exam, Question
 from exams.statistics.formulas import ItemStatistics
+from exams.statistics.totals import statistics_for_exam
 
 COLUMNS = [
     "exam", "id", "title", "domain", "n", "facility", "discrimination", "point_biserial",

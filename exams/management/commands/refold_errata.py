@@ -7,8 +7,8 @@ past grades right, recording a RegradeEvent for each (nothing changes on a secon
 from django.core.management.base import BaseCommand
 from django.db.models import Count, Q
 
-from exams.models import ErratumStatus, Question
 from exams.bank.errata.regrade import regrade_question
+from exams.models import ErratumStatus, Question
 
 
 class Command(BaseCommand):

@@ -4,8 +4,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from accounts.models import Profile
-from exams.room import services
 from exams.models import Attempt, AttemptMode, Domain, Exam
+from exams.room import services
 
 
 def _published_exams(user):

@@ -6,10 +6,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from exams.room import services
-from exams.room.access import owned_attempt
-from exams.bank.formats import choice_label
+from exams.bank.errata.disputes import dispute_report
+from exams.letters import choice_label
 from exams.models import Dispute, ErratumStatus
+from exams.room.access import owned_attempt
 
 
 class ReportForm(forms.Form):
@@ -55,7 +55,7 @@ def report(request: HttpRequest, attempt_id: int, position: int) -> HttpResponse
     if request.method == "POST" and form.is_valid():
         position_picked = form.cleaned_data["choice"]
         choice_id = response.choice_order[position_picked - 1] if position_picked else None
-        services.dispute_report(user=request.user, response=response, choice_id=choice_id, reason=form.cleaned_data["reason"])
+        dispute_report(user=request.user, response=response, choice_id=choice_id, reason=form.cleaned_data["reason"])
         messages.success(request, "Thank you: your report is with the instructors. You can edit it until they decide.")
         return redirect(results_url if attempt.is_finished else question_url)
     return render(

@@ -1,0 +1,1 @@
+"""Study's pages: the dashboard and its exports, the practice builder, bookmarks."""

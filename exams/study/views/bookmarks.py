@@ -9,9 +9,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from exams.room import services
-from exams.room.access import owned_attempt, owned_bookmark, running_mock_question_ids
 from exams.models import NOTE_MAX_LENGTH, Attempt, Bookmark, Choice, Response
+from exams.room.access import owned_attempt, owned_bookmark, running_mock_question_ids
+from exams.study import bookmarks
 
 PAGE_SIZE = 20
 
@@ -47,7 +47,7 @@ def bookmark_add(request: HttpRequest, attempt_id: int, position: int) -> HttpRe
     if response.answered_at is None:
         messages.error(request, "You left this question unanswered: answer it in a session before bookmarking it.")
         return redirect(back)
-    bookmark, created = services.bookmark_add(user=request.user, response=response)
+    bookmark, created = bookmarks.bookmark_add(user=request.user, response=response)
     if created:
         messages.success(request, "Bookmarked. Add a private note to it from your bookmarks.")
     else:
@@ -88,7 +88,7 @@ def bookmark_edit(request: HttpRequest, bookmark_id: int) -> HttpResponse:
         return redirect("exams:bookmarks")
     form = NoteForm(request.POST or None, initial={"note": bookmark.note})
     if request.method == "POST" and form.is_valid():
-        services.bookmark_note(bookmark=bookmark, note=form.cleaned_data["note"])
+        bookmarks.bookmark_note(bookmark=bookmark, note=form.cleaned_data["note"])
         messages.success(request, "Your note is saved.")
         return redirect("exams:bookmarks")
     return render(request, "exams/bookmark_edit.html", {"bookmark": bookmark, "form": form})

@@ -11,12 +11,12 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from accounts.models import Profile
-from exams.study import progress
+from exams.letters import choice_label
+from exams.models import Attempt, Bookmark, Exam, RegradeChange, Response
 from exams.room import services
 from exams.room.access import running_mock_question_ids
+from exams.study import progress
 from exams.study.views import practice
-from exams.bank.formats import choice_label
-from exams.models import Attempt, Bookmark, Exam, RegradeChange, Response
 
 HISTORY_PAGE_SIZE = 20
 

@@ -7,10 +7,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.models import Profile
+from exams.models import Attempt, AttemptMode, Exam, Question
 from exams.room import services
 from exams.room.access import in_running_mock, owned_attempt
-from exams.room.forms import PracticeBuilderForm
-from exams.models import Attempt, AttemptMode, Exam, Question
+from exams.study.forms import PracticeBuilderForm
+from exams.study.practice import NothingLikeIt, attempt_add_like, practice_build, practice_count
 
 
 def builder_form(*, exam: Exam, data=None) -> PracticeBuilderForm:
@@ -28,7 +29,7 @@ def builder_context(request: HttpRequest, *, exam: Exam, form: PracticeBuilderFo
         form = PracticeBuilderForm(_initial_data(form), domains=form.domain_list, topics=form.topic_list)
     matched = None
     if form.is_valid():
-        matched = services.practice_count(user=request.user, exam=exam, plan=form.plan())
+        matched = practice_count(user=request.user, exam=exam, plan=form.plan())
     running = list(
         Attempt.objects.in_progress().filter(user=request.user, exam=exam, mode__in=[AttemptMode.MOCK, AttemptMode.PRACTICE])
     )
@@ -82,7 +83,7 @@ def _start(request: HttpRequest, exam: Exam, form: PracticeBuilderForm) -> HttpR
         with transaction.atomic():
             if running is not None:
                 services.attempt_submit(user=request.user, attempt_id=running.pk)
-            started = services.practice_build(user=request.user, exam=exam, plan=form.plan())
+            started = practice_build(user=request.user, exam=exam, plan=form.plan())
     except services.StartRefused as refused:
         messages.error(request, str(refused))
         return render(request, "exams/practice_builder.html", builder_context(request, exam=exam, form=form))
@@ -114,8 +115,8 @@ def another_like_this(request: HttpRequest, attempt_id: int, position: int) -> H
             messages.info(request, "This question is also in your running mock: try another like it once the mock ends.")
             return back
         try:
-            added = services.attempt_add_like(attempt=attempt, response=response)
-        except services.NothingLikeIt as none_left:
+            added = attempt_add_like(attempt=attempt, response=response)
+        except NothingLikeIt as none_left:
             messages.info(request, str(none_left))
             return back
         Attempt.objects.filter(pk=attempt.pk).update(last_position=added.position)

@@ -48,8 +48,9 @@ def choice_prefix(data: dict, label: str) -> str:
 def test_instructors_group_has_the_exams_permissions_only():
     # Run the data migration's own function (live-server tests elsewhere may have flushed
     # the group it made when the test database was built).
-    from django.apps import apps
     from importlib import import_module
+
+    from django.apps import apps
 
     exams_config = apps.get_app_config("exams")
     models_module = exams_config.models_module

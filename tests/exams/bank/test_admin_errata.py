@@ -6,9 +6,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from exams.bank.errata.disputes import dispute_report
 from exams.models import Attempt, AttemptStatus, Dispute, Erratum, ErratumStatus, RegradeEvent
+from exams.room.services import attempt_start, attempt_submit
 from exams.statistics.refresh import item_statistics_refresh
-from exams.room.services import attempt_start, attempt_submit, dispute_report
 from tests.factories import QuestionFactory, UserFactory, exam_with_bank
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ from importlib import import_module
 import pytest
 from django.conf import settings
 from django.contrib import admin
-from django.contrib.messages.storage.fallback import FallbackStorage
 from django.contrib.auth.models import Permission
+from django.contrib.messages.storage.fallback import FallbackStorage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from exams.room.grading import (
     AttemptGrade,
-    DomainResult,
     ConfirmedErratum,
+    DomainResult,
     ItemKey,
     Policy,
     Slot,

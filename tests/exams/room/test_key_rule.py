@@ -9,9 +9,9 @@ import pytest
 from django.db.models import F
 from django.urls import reverse
 
+from exams.models import Attempt, AttemptMode, Question, ReviewCard
 from exams.room import services
 from exams.room.access import in_running_mock, running_mock_question_ids
-from exams.models import Attempt, AttemptMode, Question, ReviewCard
 from exams.room.services import attempt_start, attempt_submit
 from tests.factories import exam_with_bank
 

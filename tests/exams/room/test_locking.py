@@ -10,10 +10,17 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from exams.room import services
-from exams.models import Attempt, AttemptMode, Question, QuestionVersion, Response
 from exams.bank.errata.regrade import erratum_confirm
-from tests.exams.bank.errata.test_regrade import backdate, choice_ids, finished_attempt, make_bank, report, start_attempt
+from exams.models import Attempt, AttemptMode, Question, QuestionVersion, Response
+from exams.room import services
+from tests.exams.bank.errata.test_regrade import (
+    backdate,
+    choice_ids,
+    finished_attempt,
+    make_bank,
+    report,
+    start_attempt,
+)
 from tests.factories import UserFactory
 
 

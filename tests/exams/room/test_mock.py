@@ -11,19 +11,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Profile
-from exams.study import progress
+from exams.models import Attempt, AttemptStatus, Erratum, ErratumPolicy, ErratumStatus, Question, QuestionKind, Response
 from exams.room import services
-from exams.models import (
-    Attempt,
-    AttemptStatus,
-    Erratum,
-    ErratumPolicy,
-    ErratumStatus,
-    Question,
-    QuestionKind,
-    Response,
-)
 from exams.room.services import attempt_start
+from exams.study import progress
 from tests.factories import QuestionFactory, exam_with_bank
 
 pytestmark = pytest.mark.django_db
@@ -159,7 +150,7 @@ class TestNavigator:
 
 
 class TestChoiceRows:
-    """The rows are printed in Python (exams.room.views.attempts._choice_row): the markup the page's
+    """The rows are printed in Python (exams.room.views.question._choice_row): the markup the page's
     script, its styles and screen readers rely on, pinned."""
 
     def rows(self, page: str) -> list[str]:

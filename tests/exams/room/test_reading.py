@@ -17,10 +17,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import Profile
+from exams.models import Attempt, AttemptStatus, Question, QuestionKind, ResponseChoice, ResponseStrike
 from exams.room import reading
 from exams.room.access import owned_attempt
-from exams.models import Attempt, AttemptStatus, Question, QuestionKind, ResponseChoice, ResponseStrike
-from exams.room.views.attempts import _question_context
+from exams.room.views.question import _question_context
 from tests.exams.room.test_mock import HTMX, start
 from tests.factories import exam_with_bank
 

@@ -12,8 +12,8 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from exams.room import saving, services
 from exams.models import Attempt, AttemptStatus, Response
+from exams.room import saving, services
 from tests.exams.room.test_mock import HTMX, question_url, start
 from tests.factories import exam_with_bank
 

@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Profile
-from exams.room import services
+from exams.bank.errata.disputes import dispute_report
 from exams.models import (
     Attempt,
     AttemptMode,
@@ -19,7 +19,9 @@ from exams.models import (
     ErratumStatus,
     ReviewCard,
 )
+from exams.room import services
 from exams.room.services import attempt_start
+from exams.study.reviews import Review, reviews_record
 from tests.factories import QuestionFactory, exam_with_bank
 
 pytestmark = pytest.mark.django_db
@@ -191,7 +193,7 @@ class TestReviewCards:
         for zone, cap in (("Asia/Tokyo", 1), ("America/New_York", 2), ("UTC", 2)):
             Profile.objects.filter(user=learner).update(time_zone=zone, exam_date=date(2026, 3, 11))
             ReviewCard.objects.filter(user=learner).delete()
-            services.reviews_record(user=learner, reviews=[services.Review(question_id=question.pk, rating=fsrs.Rating.Good, at=at)])
+            reviews_record(user=learner, reviews=[Review(question_id=question.pk, rating=fsrs.Rating.Good, at=at)])
             dues[zone] = ReviewCard.objects.get(user=learner).due
             assert dues[zone] == expected_card([(fsrs.Rating.Good, at)], maximum_interval=cap).due, zone
         assert dues["Asia/Tokyo"] == at + timedelta(days=1) and dues["UTC"] == at + timedelta(days=2)
@@ -237,7 +239,7 @@ class TestReports:
             slot = attempt.responses.get(question=question)
             attempt.record_answer(response=slot, choice_ids=[question.choices.get(label="A").pk])
             services.attempt_check(attempt=attempt, response=slot)
-            services.dispute_report(user=user, response=slot, choice_id=question.choices.get(label="B").pk, reason="B")
+            dispute_report(user=user, response=slot, choice_id=question.choices.get(label="B").pk, reason="B")
         erratum = Erratum.objects.get(question=question)
         assert erratum.disputes.count() == 2
 

@@ -10,9 +10,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from exams.models import AttemptMode, ExamStatistic, ItemStatistic, Response
-from exams.statistics.totals import totals_for
 from exams.statistics.formulas import ItemObservation, totals_from_observations
 from exams.statistics.refresh import item_statistics_refresh
+from exams.statistics.totals import totals_for
 from tests.exams.statistics.test_totals import make_bank, record
 from tests.factories import UserFactory
 

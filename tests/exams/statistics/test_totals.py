@@ -11,9 +11,6 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from exams.statistics.totals import likely_miskeyed_ids, statistics_for_exam, statistics_for_question
-from exams.room.grading import score_percent
-from exams.statistics.formulas import ItemObservation, item_statistics
 from exams.models import (
     Attempt,
     AttemptMode,
@@ -24,6 +21,9 @@ from exams.models import (
     Response,
     ResponseChoice,
 )
+from exams.room.grading import score_percent
+from exams.statistics.formulas import ItemObservation, item_statistics
+from exams.statistics.totals import likely_miskeyed_ids, statistics_for_exam, statistics_for_question
 from tests.factories import DomainFactory, ExamFactory, QuestionFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,9 +8,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from exams.room import services
 from exams.models import NOTE_MAX_LENGTH, Attempt, AttemptMode, Bookmark, Question, Response
 from exams.room.services import attempt_check, attempt_start, attempt_submit
+from exams.study.practice import NothingLikeIt, attempt_add_like
 from tests.factories import exam_with_bank
 
 pytestmark = pytest.mark.django_db
@@ -253,8 +253,8 @@ class TestTryAnother:
         added = []
         while True:
             try:
-                added.append(services.attempt_add_like(attempt=practice, response=slot).question_id)
-            except services.NothingLikeIt:
+                added.append(attempt_add_like(attempt=practice, response=slot).question_id)
+            except NothingLikeIt:
                 break
         assert added and not in_mock & set(added)
         domain = Question.objects.filter(domain_id=slot.question.domain_id).values_list("pk", flat=True)

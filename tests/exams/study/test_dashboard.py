@@ -15,9 +15,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Profile
-from exams.study import progress
 from exams.models import Attempt, AttemptMode, AttemptStatus, Response, ResponseChoice, ReviewCard
 from exams.room.services import attempt_start, attempt_submit
+from exams.study import progress
 from exams.templatetags.exam_extras import chance, percent
 from tests.factories import exam_with_bank
 

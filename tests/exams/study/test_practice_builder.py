@@ -10,9 +10,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Profile
-from exams.room import services
 from exams.models import Attempt, AttemptMode, AttemptStatus, Bookmark, Question, Response
 from exams.room.services import attempt_start, attempt_submit
+from exams.study.practice import PracticePlan, practice_build, practice_candidates, practice_count
 from tests.factories import QuestionFactory, UserFactory, exam_with_bank
 
 pytestmark = pytest.mark.django_db
@@ -184,8 +184,8 @@ class TestStarting:
         mock.responses.filter(question_id__in=flagged).update(flagged=True)
         attempt_submit(user=learner, attempt_id=mock.pk)
         Bookmark.objects.create(user=learner, question_id=flagged[0])
-        plan = lambda source: services.PracticePlan(domains=tuple(bank.domains.all()), topics={}, count=100, source=source)  # noqa: E731
-        candidates = lambda source: {c.question_id for c in services.practice_candidates(user=learner, exam=bank, plan=plan(source))[0]}  # noqa: E731
+        plan = lambda source: PracticePlan(domains=tuple(bank.domains.all()), topics={}, count=100, source=source)  # noqa: E731
+        candidates = lambda source: {c.question_id for c in practice_candidates(user=learner, exam=bank, plan=plan(source))[0]}  # noqa: E731
         assert candidates("flagged") == set(flagged)
         assert candidates("bookmarked") == {flagged[0]}
         assert candidates("unseen") == set(Question.objects.filter(exam=bank).values_list("pk", flat=True)) - set(
@@ -201,8 +201,8 @@ class TestStarting:
         post(learner_client, bank, choices(start="1"))
         assert not Attempt.objects.filter(mode=AttemptMode.PRACTICE).exists()
         in_mock = set(mock.responses.values_list("question_id", flat=True))
-        plan = services.PracticePlan(domains=tuple(bank.domains.all()), topics={}, count=100)
-        candidates, _ = services.practice_candidates(user=learner, exam=bank, plan=plan)
+        plan = PracticePlan(domains=tuple(bank.domains.all()), topics={}, count=100)
+        candidates, _ = practice_candidates(user=learner, exam=bank, plan=plan)
         assert not in_mock & {c.question_id for c in candidates}
 
     def test_a_practice_in_progress_is_resumed_or_ended_first(self, learner_client, learner, bank):
@@ -225,9 +225,9 @@ class TestStarting:
         first = bank.domains.order_by("order").first()
         grouped = list(first.questions.order_by("pk")[:6])
         Question.objects.filter(pk__in=[q.pk for q in grouped]).update(exclusion_group="same point")
-        plan = services.PracticePlan(domains=(first,), topics={}, count=100)
-        assert services.practice_count(user=learner, exam=bank, plan=plan) == 15 - 6 + 1
-        started = services.practice_build(user=learner, exam=bank, plan=plan, seed=4)
+        plan = PracticePlan(domains=(first,), topics={}, count=100)
+        assert practice_count(user=learner, exam=bank, plan=plan) == 15 - 6 + 1
+        started = practice_build(user=learner, exam=bank, plan=plan, seed=4)
         drawn = set(started.attempt.responses.values_list("question_id", flat=True))
         assert len(drawn & {q.pk for q in grouped}) == 1 and started.asked == 100
 
@@ -251,12 +251,12 @@ def test_the_count_and_the_draw_take_a_fixed_number_of_queries(bank):
         question_ids=list(extra.questions.values_list("pk", flat=True)),
     )
     for user, count in ((small, 5), (large, 80)):
-        plan = services.PracticePlan(domains=tuple(extra.domains.all()), topics={}, count=count, source="all")
-        missed = services.PracticePlan(domains=tuple(extra.domains.all()), topics={}, count=count, source="missed", mocks=3)
-        user.counted = queries(lambda: services.practice_count(user=user, exam=extra, plan=plan)) + queries(
-            lambda: services.practice_count(user=user, exam=extra, plan=missed)
+        plan = PracticePlan(domains=tuple(extra.domains.all()), topics={}, count=count, source="all")
+        missed = PracticePlan(domains=tuple(extra.domains.all()), topics={}, count=count, source="missed", mocks=3)
+        user.counted = queries(lambda: practice_count(user=user, exam=extra, plan=plan)) + queries(
+            lambda: practice_count(user=user, exam=extra, plan=missed)
         )
-        user.drawn = queries(lambda: services.practice_build(user=user, exam=extra, plan=plan, seed=1))
+        user.drawn = queries(lambda: practice_build(user=user, exam=extra, plan=plan, seed=1))
         assert the_practice(user).responses.count() == count
     assert small.counted == large.counted == 2
     assert small.drawn == large.drawn

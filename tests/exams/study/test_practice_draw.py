@@ -6,8 +6,8 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exams.study.builder import Candidate, distinct, draw, seats
 from exams.room.draw import DomainQuota, quotas
+from exams.study.builder import Candidate, distinct, draw, seats
 
 NCA_GENM = [DomainQuota(domain_id=i + 1, weight=w, order=i + 1) for i, w in enumerate([25, 20, 15, 15, 10, 10, 5])]
 

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accounts.models import Profile
-from exams.study import scheduling
-from exams.room import services
 from exams.models import ReviewCard
+from exams.study import scheduling
+from exams.study.reviews import Review, reviews_record
 from tests.factories import exam_with_bank
 
 Rating = fsrs.Rating
@@ -99,7 +99,7 @@ def test_stored_cards_follow_the_packages_schedule_over_a_history(learner):
         question = rng.choice(questions)
         rating = rng.choice([Rating.Again, Rating.Hard, Rating.Good])
         history[question.pk].append((rating, at))
-        services.reviews_record(user=learner, reviews=[services.Review(question_id=question.pk, rating=rating, at=at)])
+        reviews_record(user=learner, reviews=[Review(question_id=question.pk, rating=rating, at=at)])
     zone = ZoneInfo("America/New_York")
     for question in questions:
         card = fsrs.Card(card_id=1)
@@ -126,8 +126,8 @@ def test_stored_cards_follow_the_packages_schedule_over_a_history(learner):
 def test_one_grading_with_many_reviews_takes_three_queries(learner, django_assert_num_queries):
     exam = exam_with_bank(weights=(100,), per_domain=20, question_count=20)
     at = datetime(2026, 3, 1, 15, 0, tzinfo=UTC)
-    reviews = [services.Review(question_id=q.pk, rating=Rating.Good, at=at) for q in exam.questions.all()]
+    reviews = [Review(question_id=q.pk, rating=Rating.Good, at=at) for q in exam.questions.all()]
     Profile.objects.for_user(learner)
     with django_assert_num_queries(3):
-        services.reviews_record(user=learner, reviews=reviews)
+        reviews_record(user=learner, reviews=reviews)
     assert ReviewCard.objects.filter(user=learner).count() == 20

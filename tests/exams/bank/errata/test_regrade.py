@@ -1,9 +1,9 @@
 """Errata confirmation and the set-based regrade: policies, records, review, idempotence, locking."""
 import threading
 from collections import Counter
-from io import StringIO
 from datetime import timedelta
 from decimal import Decimal
+from io import StringIO
 
 import pytest
 from django.core.management import call_command
@@ -13,7 +13,15 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exams.room import grading
+from exams.bank.errata.regrade import (
+    PreviewOutdated,
+    erratum_confirm,
+    erratum_reject,
+    passed_sql,
+    regrade_question,
+    score_changes_for,
+    score_sql,
+)
 from exams.models import (
     Attempt,
     AttemptMode,
@@ -31,15 +39,7 @@ from exams.models import (
     ResponseChoice,
     ReviewCard,
 )
-from exams.bank.errata.regrade import (
-    PreviewOutdated,
-    passed_sql,
-    score_sql,
-    erratum_confirm,
-    erratum_reject,
-    regrade_question,
-    score_changes_for,
-)
+from exams.room import grading
 from exams.room.services import attempt_finish, confirmed_keys, domain_results
 from tests.factories import DomainFactory, ExamFactory, QuestionFactory, UserFactory
 

@@ -6,15 +6,30 @@ from django.db import transaction
 from django.urls import reverse
 
 from exams.bank.errata import regrade
-from exams.models import (
-    Attempt, Choice, Erratum, ErratumPolicy, ErratumStatus, Question, RegradeChange, RegradeEvent, Response, ReviewCard,
-)
 from exams.bank.errata.regrade import PREVIEW_JOB, REGRADE_JOB, RegradeSummary, decision_json, erratum_confirm
+from exams.models import (
+    Attempt,
+    Choice,
+    Erratum,
+    ErratumPolicy,
+    ErratumStatus,
+    Question,
+    RegradeChange,
+    RegradeEvent,
+    Response,
+    ReviewCard,
+)
 from exams.tasks import regrade_erratum
 from jobs.models import Job, JobStatus
 from jobs.services import job_enqueue, target_of
 from tests.conftest import JOB_DATABASES
-from tests.exams.bank.errata.test_regrade import choice_ids, everything_stored, finished_attempt, generated_attempts, report
+from tests.exams.bank.errata.test_regrade import (
+    choice_ids,
+    everything_stored,
+    finished_attempt,
+    generated_attempts,
+    report,
+)
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db(databases=JOB_DATABASES)

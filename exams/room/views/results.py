@@ -1,0 +1,168 @@
+"""The end of an attempt: its review page, the submit, the results, practising what went wrong."""
+from decimal import Decimal
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from exams.models import Attempt, AttemptMode
+from exams.room import grading, navigation, reading, report, services
+from exams.room.access import owned_attempt
+from exams.room.views.answered import result_item
+from exams.room.views.deadline import time_up
+
+
+@login_required
+def review(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    with transaction.atomic():
+        attempt = owned_attempt(request.user, attempt_id, with_clock=True)
+        if attempt.is_finished:
+            return redirect("exams:results", attempt_id=attempt.pk)
+        if attempt.is_past_grace():
+            return time_up(request, attempt)
+    navigator = reading.navigator_by_orm(attempt)
+    return render(
+        request,
+        "exams/review.html",
+        {
+            "attempt": attempt,
+            "exam": attempt.exam,
+            "navigator": navigator,
+            "unanswered": [slot for slot in navigator if not slot["answered"]],
+            "incomplete": [slot for slot in navigator if slot["incomplete"]],
+            "flagged": [slot for slot in navigator if slot["flagged"]],
+            "first_unanswered": next(iter(navigation.walk_positions(navigator, "unanswered")), 1),
+            "seconds_left": attempt.seconds_left(),
+            "shortcuts": False,
+        },
+    )
+
+
+@login_required
+@require_POST
+def submit(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    """Submit after a confirmation; without JavaScript the confirmation is its own page."""
+    attempt = owned_attempt(request.user, attempt_id)
+    if not attempt.is_finished and request.POST.get("confirmed") != "1":
+        return _confirm_page(request, attempt)
+    services.attempt_submit(
+        user=request.user, attempt_id=attempt.pk, timed_out=request.POST.get("reason") == "timeout"
+    )
+    return redirect("exams:results", attempt_id=attempt.pk)
+
+
+def _confirm_page(request: HttpRequest, attempt: Attempt) -> HttpResponse:
+    navigator = reading.navigator_by_orm(attempt)
+    return render(
+        request,
+        "exams/submit_confirm.html",
+        {
+            "attempt": attempt,
+            "unanswered": sum(not slot["answered"] for slot in navigator),
+            "flagged": sum(slot["flagged"] for slot in navigator),
+            "slot_count": len(navigator),
+        },
+    )
+
+
+FILTERS = {"all": "All questions", "wrong": "Wrong or unanswered", "flagged": "Flagged"}
+
+
+@login_required
+def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    with transaction.atomic():
+        attempt = owned_attempt(request.user, attempt_id, for_update=True, with_clock=True)
+        if not attempt.is_finished:
+            if not attempt.is_past_grace():
+                messages.info(request, "Results appear once the attempt is submitted.")
+                return redirect("exams:question", attempt_id=attempt.pk, position=attempt.last_position)
+            services.attempt_finish(attempt=attempt, expired=True)
+    shown = request.GET.get("show", "all")
+    if shown not in FILTERS:
+        shown = "all"
+    domains = list(attempt.exam.domains.all())
+    chosen_domain = next((d for d in domains if str(d.pk) == request.GET.get("domain")), None)
+    previous = report.previous_attempt(attempt)
+    table = [
+        dict(row, percent=_domain_percent(row["right"], row["total"]), change=_change(row))
+        for row in report.domain_table(attempt=attempt, previous=previous, domains=domains)
+    ]
+    responses, errata = report.answered(attempt=attempt, user=request.user, shown=shown, domain=chosen_domain)
+    return render(
+        request,
+        "exams/results.html",
+        {
+            "attempt": attempt,
+            "exam": attempt.exam,
+            "table": table,
+            "chart": _chart(table, attempt.exam.passing_score),
+            "previous": previous,
+            "items": [result_item(r, errata.get(r.question_id), held=r.held) for r in responses],
+            "shown": shown,
+            "filters": FILTERS,
+            "domains": domains,
+            "chosen_domain": chosen_domain,
+            "wrong_count": report.wrong_count(attempt),
+            "practice_in_progress": Attempt.objects.in_progress().filter(
+                user=request.user, exam=attempt.exam, mode=AttemptMode.PRACTICE
+            ).first(),
+            "held_count": sum(response.held for response in responses),
+            "score_changes": attempt.regrade_changes.select_related("event__erratum__question").order_by("event__created_at"),
+        },
+    )
+
+
+def _change(row: dict) -> Decimal | None:
+    """A domain's change since the previous attempt of the same mode, in points."""
+    before = _domain_percent(*row["before"]) if row["before"] else None
+    now = _domain_percent(row["right"], row["total"])
+    return now - before if now is not None and before is not None else None
+
+
+@login_required
+@require_POST
+def practise_wrong(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    """An untimed practice of exactly the questions this attempt got wrong or left unanswered."""
+    attempt = owned_attempt(request.user, attempt_id)
+    if not attempt.is_finished:
+        return redirect("exams:attempt", attempt_id=attempt.pk)
+    services.finalize_expired(user=request.user)
+    running = Attempt.objects.in_progress().filter(user=request.user, exam=attempt.exam, mode=AttemptMode.PRACTICE).first()
+    if running is not None and request.POST.get("abandon") != str(running.pk):
+        messages.info(request, "You have a practice session in progress: finish it, or abandon it to practise these.")
+        return redirect("exams:results", attempt_id=attempt.pk)
+    wrong = list(
+        attempt.responses.exclude(is_correct=True).order_by("position").values_list("question_id", flat=True)
+    )
+    try:
+        # Abandoning the running practice and starting this one stand or fall together.
+        with transaction.atomic():
+            if running is not None:
+                services.attempt_submit(user=request.user, attempt_id=running.pk)
+            started = services.attempt_start(user=request.user, exam=attempt.exam, mode=AttemptMode.PRACTICE, question_ids=wrong)
+    except services.StartRefused as refused:
+        messages.error(request, str(refused))
+        return redirect("exams:results", attempt_id=attempt.pk)
+    messages.info(request, f"Practising the {started.attempt.responses.count()} questions you got wrong or left unanswered.")
+    return redirect("exams:question", attempt_id=started.attempt.pk, position=1)
+
+
+def _domain_percent(right: int, total: int) -> Decimal | None:
+    """A domain's percent, rounded as every score is shown."""
+    return grading.shown_percent(grading.score_percent(right=right, total=total)) if total else None
+
+
+def _chart(table: list[dict], passing_score: int) -> dict:
+    """The per-domain bars: each bar's length in percent of its track."""
+    return {
+        "rows": [
+            {"label": row["domain"].name, "percent": row["percent"], "passed": row["passing"], "length": float(row["percent"] or 0)}
+            for row in table
+        ],
+        "passing_score": passing_score,
+    }
+
+
