@@ -26,6 +26,7 @@ from exams.models.bank import (  # noqa: F401
     ErratumPolicy,
     ErratumSource,
     ErratumStatus,
+    Difficulty,
     Exam,
     ExhibitImage,
     Question,

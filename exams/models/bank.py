@@ -81,6 +81,14 @@ class QuestionQuerySet(models.QuerySet):
         ).distinct()
 
 
+class Difficulty(models.TextChoices):
+    """The author's intended difficulty (docs/BANK_AUTHORING.md defines each level)."""
+
+    EASY = "easy", "Easy"
+    MEDIUM = "medium", "Medium"
+    HARD = "hard", "Hard"
+
+
 class Question(models.Model):
     exam = models.ForeignKey(Exam, on_delete=models.PROTECT, related_name="questions")
     domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="questions")
@@ -113,6 +121,15 @@ class Question(models.Model):
     choose = models.PositiveSmallIntegerField(default=1, help_text="How many choices to pick.")
     keep_order = models.BooleanField(default=False, help_text='Do not shuffle choices (e.g. "all of the above").')
     is_active = models.BooleanField(default=True)
+    difficulty = models.CharField(
+        max_length=6, choices=Difficulty.choices, default=Difficulty.MEDIUM, db_default=Difficulty.MEDIUM,
+        help_text="Intended: easy = one step, recalling one fact; medium = one idea applied to a scenario; "
+        "hard = weighing two or more constraints, or reading an exhibit.",
+    )
+    reviewed_on = models.DateField(
+        null=True, blank=True,
+        help_text="When a subject expert last checked this question against current documentation (not reset by edits).",
+    )
     # Plain defaults rather than auto_now so fixtures may omit them.
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
