@@ -60,7 +60,61 @@ def lr_sweep():
     plt.close(fig)
 
 
+def data_size_curves():
+    sizes = np.array([250, 500, 1000, 2000, 4000, 8000, 16000])
+    cnn = np.array([61.0, 68.0, 73.0, 77.0, 80.0, 82.0, 83.0])
+    vit = np.array([52.0, 60.0, 67.0, 74.0, 79.5, 84.0, 87.0])
+    spread = np.array([2.0, 1.6, 1.2, 0.9, 0.7, 0.6, 0.5])
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    ax.errorbar(sizes, cnn, yerr=spread, fmt="o-", capsize=4, color="tab:blue",
+                label="Model A: ResNet-50, ImageNet-pretrained, fine-tuned")
+    ax.errorbar(sizes, vit, yerr=spread, fmt="s-", capsize=4, color="tab:orange",
+                label="Model B: ViT-B/16, ImageNet-pretrained, fine-tuned")
+    for x, a, b in zip(sizes, cnn, vit):
+        up, down = (10, -18) if a >= b else (-18, 10)
+        ax.annotate(f"{a:g}", (x, a), textcoords="offset points", xytext=(-12, up), ha="center", color="tab:blue", fontsize=9)
+        ax.annotate(f"{b:g}", (x, b), textcoords="offset points", xytext=(12, down), ha="center", color="tab:orange", fontsize=9)
+    ax.set_xscale("log")
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([f"{s:,}" for s in sizes])
+    ax.set_xlabel("labeled training images (log scale)")
+    ax.set_ylabel("test accuracy (%), mean of 3 seeds, bars = range")
+    ax.set_title("Test accuracy against training-set size, same test set for every point")
+    ax.set_ylim(45, 92)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(OUT / "01-data-size-curves.png", dpi=100)
+    plt.close(fig)
+
+
+def random_search_edge():
+    rng = np.random.default_rng(7)
+    lr = 10 ** rng.uniform(-4, -2, 40)
+    decay = rng.uniform(0.0, 0.1, 40)
+    loss = 1.30 + 0.42 * (np.log10(lr) + 4) + rng.normal(0, 0.04, 40)
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    ax.axvspan(1e-4, 1e-2, color="0.93", label="search range for the learning rate")
+    points = ax.scatter(lr, loss, c=decay, cmap="viridis", s=40, edgecolors="black", linewidths=0.4)
+    best = np.argsort(loss)[:5]
+    ax.scatter(lr[best], loss[best], s=160, facecolors="none", edgecolors="red", linewidths=1.5,
+               label="five best trials")
+    fig.colorbar(points, ax=ax, label="weight decay (searched 0 to 0.1)")
+    ax.set_xscale("log")
+    ax.set_xlim(3e-5, 3e-2)
+    ax.set_xlabel("learning rate (log scale)")
+    ax.set_ylabel("validation loss after the fixed budget")
+    ax.set_title("Random search, 40 trials, same budget and validation set for each")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    fig.savefig(OUT / "01-random-search-edge.png", dpi=100)
+    plt.close(fig)
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
     guidance_sweep()
     lr_sweep()
+    data_size_curves()
+    random_search_edge()
