@@ -7,6 +7,7 @@ Writes into fixtures/bank/exhibits/:
 - 01-fid-kid-vs-samples.png  (Q1503) FID and KID of one fixed generator against the number of generated images
 - 01-mos-intervals.png       (Q1517) MOS with 95% confidence intervals for recordings and three TTS systems
 - 01-recall-at-k.png         (Q1523) Recall@K of two first-stage retrievers
+- 01-wer-by-snr.png          (Q1627) WER of two ASR models by signal-to-noise band
 
 The numbers are illustrative and chosen to match the question stems; they are not measurements of real models.
 """
@@ -98,11 +99,38 @@ def recall_at_k():
     plt.close(fig)
 
 
+def wer_by_snr():
+    bands = ["Clean\n(above 20 dB)", "10-20 dB", "5-10 dB", "0-5 dB"]
+    a = [4.1, 6.0, 11.5, 24.0]
+    b = [5.0, 6.4, 9.2, 14.8]
+    x = list(range(len(bands)))
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    ax.plot(x, a, marker="o", label="Model A", color="tab:blue")
+    ax.plot(x, b, marker="s", label="Model B", color="tab:orange", linestyle="--")
+    for xi, ya, yb in zip(x, a, b):
+        ax.annotate(f"{ya:.1f}", (xi, ya), textcoords="offset points", xytext=(0, 8 if ya >= yb else -14),
+                    ha="center", fontsize=9, color="tab:blue")
+        ax.annotate(f"{yb:.1f}", (xi, yb), textcoords="offset points", xytext=(0, 8 if yb > ya else -14),
+                    ha="center", fontsize=9, color="tab:orange")
+    ax.set_xticks(x)
+    ax.set_xticklabels(bands)
+    ax.set_ylim(0, 28)
+    ax.set_xlabel("Signal-to-noise ratio band (noisier to the right)")
+    ax.set_ylabel("Word error rate (%)")
+    ax.set_title("WER by SNR band, two ASR models, same labeled test set")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    fig.savefig(OUT / "01-wer-by-snr.png", dpi=DPI)
+    plt.close(fig)
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     fid_kid()
     mos()
     recall_at_k()
+    wer_by_snr()
 
 
 if __name__ == "__main__":
