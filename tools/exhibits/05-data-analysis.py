@@ -200,9 +200,41 @@ def audio_clip():
     save(fig, "05-audio-clip.png")
 
 
+def pr_operating_points():
+    """Q5106: a defect detector's PR curve with five marked thresholds; only 0.35 meets recall >= 0.90 and precision >= 0.67."""
+    points = [  # threshold, recall, precision
+        (0.90, 0.62, 0.97), (0.70, 0.80, 0.93), (0.50, 0.88, 0.85), (0.35, 0.92, 0.71), (0.20, 0.96, 0.48),
+    ]
+    # A smooth curve through the marked points, from low recall to recall 1.0.
+    rec = np.array([0.0, 0.30, 0.50, 0.62, 0.80, 0.88, 0.92, 0.96, 1.0])
+    prec = np.array([1.00, 0.995, 0.985, 0.97, 0.93, 0.85, 0.71, 0.48, 0.30])
+    fine = np.linspace(0, 1, 300)
+    curve = np.interp(fine, rec, prec)
+
+    fig, ax = plt.subplots(figsize=(7.5, 5.2))
+    ax.plot(fine, curve, color="#4C72B0", linewidth=2, label="Precision-recall curve (8,000 validation images)")
+    ax.axvline(0.90, color="#C44E52", linestyle="--", linewidth=1.2, label="Recall 0.90")
+    ax.axhline(0.67, color="#55A868", linestyle="--", linewidth=1.2, label="Precision 0.67")
+    offsets = {0.90: (-0.20, -0.06), 0.70: (-0.20, -0.07), 0.50: (-0.22, -0.05), 0.35: (-0.27, -0.13), 0.20: (-0.24, -0.03)}
+    for t, r, p in points:
+        ax.plot(r, p, "o", color="black", markersize=6)
+        dx, dy = offsets[t]
+        ax.annotate(f"threshold {t:.2f}\nrecall {r:.2f}, precision {p:.2f}", xy=(r, p), xytext=(r + dx, p + dy),
+                    fontsize=8.5, arrowprops=dict(arrowstyle="-", color="#777777", linewidth=0.8))
+    ax.set_xlim(0.4, 1.0)
+    ax.set_ylim(0.3, 1.02)
+    ax.set_xlabel("Recall (share of defective parts caught)")
+    ax.set_ylabel("Precision (share of alerts that are real defects)")
+    ax.set_title("Defect detector: precision-recall curve with marked thresholds", fontsize=11)
+    ax.legend(loc="lower left", fontsize=8.5)
+    ax.grid(alpha=0.3)
+    save(fig, "05-pr-operating-points.png")
+
+
 if __name__ == "__main__":
     reliability_diagram()
     print("scree: k90 = %d, first two = %.3f, cumulative at 40 = %.3f" % scree_plot())
     drift_dashboard()
     per_group_wer()
     audio_clip()
+    pr_operating_points()

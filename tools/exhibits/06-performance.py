@@ -84,7 +84,40 @@ def curve():
     plt.close(fig)
 
 
+def roofline():
+    """Q6114: a roofline with three kernels: memory-bound, compute-bound and latency-bound (well under both roofs)."""
+    import numpy as np
+
+    bw = 2.0e12       # bytes/s, memory roof (illustrative)
+    peak = 2.0e14     # FLOP/s, compute roof (illustrative); ridge at 100 FLOP/byte
+    ai = np.logspace(-1, 3.5, 400)
+    roof = np.minimum(bw * ai, peak)
+    fig, ax = plt.subplots(figsize=(8, 5.2), dpi=100)
+    ax.loglog(ai, roof, color="#333333", linewidth=2.2, label="roofline (memory roof, then compute roof)")
+    ax.axvline(peak / bw, color="#999999", linestyle=":", linewidth=1)
+    ax.text(peak / bw * 1.08, 4e11, "ridge point\n~100 FLOP/byte", fontsize=8.5, color="#555555")
+    kernels = [
+        ("layernorm_fwd", 0.6, 0.92 * bw * 0.6, "#C44E52"),
+        ("gemm_fp16", 300.0, 0.88 * peak, "#4C72B0"),
+        ("topk_small", 2.0, 0.05 * bw * 2.0, "#55A868"),
+    ]
+    for name, x, y, color in kernels:
+        ax.plot(x, y, "o", markersize=9, color=color, label=f"{name}: {x:g} FLOP/byte")
+        ax.annotate(name, xy=(x, y), xytext=(x * 1.3, y * 0.45), fontsize=9, color=color)
+    ax.set_xlabel("Arithmetic intensity (FLOP per byte of DRAM traffic)")
+    ax.set_ylabel("Achieved performance (FLOP/s)")
+    ax.set_xlim(0.1, 3000)
+    ax.set_ylim(5e10, 6e14)
+    ax.set_title("Roofline (Nsight Compute style): three kernels of one inference step", fontsize=10)
+    ax.legend(loc="lower right", fontsize=8.5)
+    ax.grid(which="both", linestyle=":", alpha=0.4)
+    fig.tight_layout()
+    fig.savefig(OUT / "06-roofline.png")
+    plt.close(fig)
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
     timeline()
     curve()
+    roofline()
