@@ -184,11 +184,14 @@ AUTH_PASSWORD_VALIDATORS = [
 AUTHENTICATION_BACKENDS = [
     # Counts failed logins and refuses further tries for a while (django-axes).
     "axes.backends.AxesStandaloneBackend",
-    # Django's ModelBackend, with the user read of every signed-in request prepared.
+    "django.contrib.auth.backends.ModelBackend",
+    # The path sessions signed in before Django's own backend carry: it only finds their
+    # user, as Django's does, so nobody is signed out by the change (accounts/backends.py).
     "accounts.backends.ModelBackend",
 ]
-# Django's database sessions, with their load prepared (accounts/sessions.py).
-SESSION_ENGINE = "accounts.sessions"
+# Django's database sessions. No cache: logout deletes the row, which ends the session on
+# every worker at once.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
 # Lock the username from one address, so one attacker cannot lock a learner out everywhere.
