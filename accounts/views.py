@@ -31,7 +31,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         profile = Profile.objects.for_user(user)
         profile.time_zone = form.cleaned_data["time_zone"]
         profile.save(update_fields=["time_zone"])
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        login(request, user, backend="accounts.backends.ModelBackend")
         remember_time_zone(request, profile.time_zone)
         messages.success(request, f"Welcome, {user.username}. Pick an exam to start.")
         return redirect("exams:catalogue")

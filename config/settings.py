@@ -188,15 +188,14 @@ AUTH_PASSWORD_VALIDATORS = [
 AUTHENTICATION_BACKENDS = [
     # Counts failed logins and refuses further tries for a while (django-axes).
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
-    # The path sessions signed in before Django's own backend carry: it only finds their
-    # user, as Django's does, so nobody is signed out by the change (accounts/backends.py).
+    # Django's ModelBackend, with the user read of every signed-in request in plain SQL.
     "accounts.backends.ModelBackend",
 ]
-# Django's database sessions; their load and the user read are prepared by psycopg like
-# any statement a connection runs often (DATABASES' prepare_threshold). No cache: logout
-# deletes the row, which ends the session on every worker at once.
-SESSION_ENGINE = "django.contrib.sessions.backends.db"
+# Django's database sessions, with their load in plain SQL (accounts/sessions.py): Django's
+# own engine and backend compile an ORM query for each read, 0.7 ms of CPU a request, which
+# cost a plain save more than a fifth (issue 23, docs/BENCHMARKS.md). psycopg prepares both
+# reads. No cache: logout deletes the row, which ends the session on every worker at once.
+SESSION_ENGINE = "accounts.sessions"
 AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
 # Lock the username from one address, so one attacker cannot lock a learner out everywhere.

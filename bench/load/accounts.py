@@ -71,7 +71,7 @@ def sign_in(cache: str, names: list[str]) -> int:
     for user in User.objects.filter(username__in=names):
         store = store_class()
         store[SESSION_KEY] = str(user.pk)
-        store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        store[BACKEND_SESSION_KEY] = "accounts.backends.ModelBackend"
         store[HASH_SESSION_KEY] = user.get_session_auth_hash()
         store.create()
         csrf = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))

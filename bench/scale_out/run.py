@@ -225,7 +225,7 @@ def staff_sessions(args) -> str:
         "from django.utils.module_loading import import_string;"
         "user = User.objects.create_superuser('benchstaff', 'benchstaff@example.com', None);"
         "store = import_string(settings.SESSION_ENGINE + '.SessionStore')();"
-        "store[SESSION_KEY] = str(user.pk); store[BACKEND_SESSION_KEY] = 'django.contrib.auth.backends.ModelBackend';"
+        "store[SESSION_KEY] = str(user.pk); store[BACKEND_SESSION_KEY] = 'accounts.backends.ModelBackend';"
         "store[HASH_SESSION_KEY] = user.get_session_auth_hash(); store.create();"
         f"open({str(path)!r}, 'w').write(json.dumps([[{{'name': 'sessionid', 'value': store.session_key, 'domain': '127.0.0.1', 'path': '/'}}]]))"
     )
