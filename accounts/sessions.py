@@ -6,8 +6,9 @@ that is unknown or expired (an empty session under a fresh key), so sessions wri
 Django's own engine stay valid and logout still deletes the row. Only the load changes:
 one SQL statement instead of an ORM query compiled on every request, which cost a plain
 save 0.4 ms of CPU, a fifth of it (docs/BENCHMARKS.md, issue 23); psycopg prepares it like
-any statement a connection runs often. Elsewhere than PostgreSQL it is Django's load. A session signed in through Django's ModelBackend
-reads as signed in through ours (accounts.backends), which extends it.
+any statement a connection runs often. Elsewhere than PostgreSQL it is Django's load. A
+session signed in through Django's ModelBackend reads as signed in through ours
+(accounts.backends), which extends it.
 """
 from django.contrib.auth import BACKEND_SESSION_KEY
 from django.contrib.sessions.backends import db
