@@ -1,26 +1,21 @@
-"""Django's database sessions, with the read every signed-in request makes prepared.
+"""Django's database sessions, with the read every signed-in request makes in plain SQL.
 
 `SESSION_ENGINE = "accounts.sessions"`: the same table, the same signed encoding, the same
 expiry check (`expire_date` after the application's clock) and the same answer for a key
 that is unknown or expired (an empty session under a fresh key), so sessions written by
 Django's own engine stay valid and logout still deletes the row. Only the load changes:
-one prepared statement (config/prepared.py) instead of an ORM query compiled on every
-request. Elsewhere than PostgreSQL it is Django's load. A session signed in through Django's
-ModelBackend reads as signed in through ours (accounts.backends), which extends it.
+one SQL statement instead of an ORM query compiled on every request, which cost a plain
+save 0.4 ms of CPU, a fifth of it (docs/BENCHMARKS.md, issue 23); psycopg prepares it like
+any statement a connection runs often. Elsewhere than PostgreSQL it is Django's load. A
+session signed in through Django's ModelBackend reads as signed in through ours
+(accounts.backends), which extends it.
 """
 from django.contrib.auth import BACKEND_SESSION_KEY
 from django.contrib.sessions.backends import db
 from django.db import connection
 from django.utils import timezone
 
-from config import prepared
-
-LOAD = prepared.Statement(
-    "certprep_session_load",
-    "SELECT session_data FROM django_session WHERE session_key = %(key)s AND expire_date > %(now)s",
-    {"key": "varchar", "now": "timestamptz"},
-)
-
+LOAD = "SELECT session_data FROM django_session WHERE session_key = %s AND expire_date > %s"
 
 # Sessions signed in before accounts.backends.ModelBackend took over name Django's, which it
 # extends: they read as ours, so nobody is signed out by the change.
@@ -39,7 +34,7 @@ class SessionStore(db.SessionStore):
         if connection.vendor != "postgresql":
             return super()._get_session_from_db()
         with connection.cursor() as cursor:
-            LOAD.execute(cursor, {"key": self.session_key, "now": timezone.now()})
+            cursor.execute(LOAD, [self.session_key, timezone.now()])
             row = cursor.fetchone()
         if row is None:
             self._session_key = None

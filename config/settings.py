@@ -116,14 +116,22 @@ def _database(variable: str = "DATABASE_URL") -> dict:
         raise ImproperlyConfigured(f"{variable} must name a database, e.g. postgres://postgres@127.0.0.1:5432/certprep")
     # Options given in the URL's query (sslmode=require, ...) are kept.
     options = config.setdefault("OPTIONS", {})
+    # Parameters bound by the server (psycopg's own cursor instead of Django's client-side
+    # one), so psycopg can prepare a statement: after `prepare_threshold` runs of the same
+    # SQL on a connection it is planned once and then run from that plan (the answer save,
+    # the question page's read, the session load and the user read run on every request).
+    options["server_side_binding"] = True
     if envbool("DATABASE_PGBOUNCER", False):
         # Through PgBouncer in transaction mode, where consecutive transactions may run on
         # different server connections: no startup `options` (PgBouncer refuses them: set
         # `ALTER DATABASE … SET jit = off` on the server instead), no server-side cursors
         # and no prepared statements, which would outlive their transaction's connection.
+        # (PgBouncer 1.21+ can keep them, `max_prepared_statements`: not measured here.)
         config["DISABLE_SERVER_SIDE_CURSORS"] = True
         options["prepare_threshold"] = None
     else:
+        # psycopg's default: a statement run this often on one connection is prepared.
+        options["prepare_threshold"] = 5
         # No JIT compiling: our statements are short, and when the planner's estimate of one
         # crosses jit_above_cost, compiling costs far more than running (measured: 98 of 104 ms
         # of the dashboard's mastery statement).
@@ -163,10 +171,6 @@ if envstr("DATABASE_REPLICA_URL"):
         DATABASES["replica"]["OPTIONS"]["pool"]["timeout"] = envint("DATABASE_REPLICA_TIMEOUT", 2, minimum=1)
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
 DATABASE_ROUTERS = ["config.routers.StatisticsReplicaRouter"]
-# The exam room's two hot statements (the plain save, the question page's read) run as
-# server-side prepared statements (config/prepared.py); not through PgBouncer in
-# transaction mode, where the next transaction may find another server connection.
-PREPARED_STATEMENTS = not envbool("DATABASE_PGBOUNCER", False)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Background work (django.tasks): stored in the database by django-tasks-db and run by
@@ -184,10 +188,13 @@ AUTH_PASSWORD_VALIDATORS = [
 AUTHENTICATION_BACKENDS = [
     # Counts failed logins and refuses further tries for a while (django-axes).
     "axes.backends.AxesStandaloneBackend",
-    # Django's ModelBackend, with the user read of every signed-in request prepared.
+    # Django's ModelBackend, with the user read of every signed-in request in plain SQL.
     "accounts.backends.ModelBackend",
 ]
-# Django's database sessions, with their load prepared (accounts/sessions.py).
+# Django's database sessions, with their load in plain SQL (accounts/sessions.py): Django's
+# own engine and backend compile an ORM query for each read, 0.7 ms of CPU a request, which
+# cost a plain save more than a fifth (issue 23, docs/BENCHMARKS.md). psycopg prepares both
+# reads. No cache: logout deletes the row, which ends the session on every worker at once.
 SESSION_ENGINE = "accounts.sessions"
 AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))

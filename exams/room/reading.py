@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import Count
+from psycopg.types.numeric import Int2, Int4, Int8
 
 from accounts.models import Profile
-from config import prepared
 from exams.models import Attempt, AttemptStatus, Exam, Question, QuestionVersion, Response
 
 
@@ -134,19 +134,27 @@ navigator AS (
 )
 SELECT shown.*, navigator.* FROM shown, navigator
 """
-PAGE_STATEMENT = prepared.Statement("certprep_question_page", PAGE_SQL, {
-    "attempt": "bigint", "user": "bigint", "position": "integer", "in_progress": "text", "grace": "interval",
-})
+
+
+def addressable(attempt_id: int, position: int) -> bool:
+    """Whether an attempt id and a slot position from a URL fit their columns' types
+    (bigint, smallint). Ones that do not cannot match a row: the general path (the ORM)
+    says so (404) without sending them to the database."""
+    return -(2**63) <= attempt_id < 2**63 and -(2**15) <= position < 2**15
 
 
 def question_page(*, user_id: int, attempt_id: int, position: int) -> Shown | None:
     """The slot on screen read in one statement (moving the resume point to it), or None
-    when the general path must answer (see the module's docstring)."""
-    if connection.vendor != "postgresql" or not (prepared.fit(attempt_id) and prepared.fit(position, prepared.SMALLINT)):
+    when the general path must answer (see the module's docstring).
+
+    An ordinary statement: psycopg prepares it on a connection that has run it
+    `prepare_threshold` times (config/settings.py); its ids are sent typed as their
+    columns, so every attempt shares one prepared statement."""
+    if connection.vendor != "postgresql" or not addressable(attempt_id, position):
         return None
     with connection.cursor() as cursor:
-        PAGE_STATEMENT.execute(cursor, {
-            "attempt": attempt_id, "user": user_id, "position": position,
+        cursor.execute(PAGE_SQL, {
+            "attempt": Int8(attempt_id), "user": Int4(user_id), "position": Int2(position),
             "in_progress": AttemptStatus.IN_PROGRESS, "grace": Attempt.GRACE,
         })
         row = cursor.fetchone()

@@ -33,9 +33,10 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 from django.db.models import Q
 from django.db.models.functions import Now
+from psycopg.types.numeric import Int2, Int4, Int8
 
-from config import prepared
 from exams.models import Attempt, AttemptStatus, Response
+from exams.room.reading import addressable
 
 POSITION = re.compile(r"[1-9][0-9]?")
 PLAIN_FIELDS = {"csrfmiddlewaretoken", "choice", "answer", "struck", "struck_sent", "flag", "walk"}
@@ -92,7 +93,7 @@ def plain_save(post) -> PlainSave | None:
 
 def save_plainly(*, user_id: int, attempt_id: int, position: int, save: PlainSave) -> Saved | None:
     """Store a plain save of one slot, or nothing (None) when the general path must answer."""
-    if not (prepared.fit(attempt_id) and prepared.fit(position, prepared.SMALLINT)):
+    if not addressable(attempt_id, position):
         return None  # no such attempt or slot: the general path answers
     if connection.vendor == "postgresql":
         for _ in range(RETRIES):
@@ -175,16 +176,16 @@ stamped AS (
 )
 SELECT verdict, cardinality(picks), choose, flagged_after, extract(epoch FROM time_left) FROM decided
 """
-SAVE_STATEMENT = prepared.Statement("certprep_plain_save", SAVE_SQL, {
-    "attempt": "bigint", "user": "bigint", "position": "integer", "in_progress": "text", "grace": "interval",
-    "choices": "integer[]", "carries": "boolean", "struck_sent": "boolean", "struck": "integer[]", "flag": "text",
-})
 
 
 def _save_in_one_statement(*, user_id, attempt_id, position, save: PlainSave) -> Saved | str | None:
+    # An ordinary statement: psycopg prepares it on a connection that has run it
+    # `prepare_threshold` times (config/settings.py); ids go typed as their columns, so
+    # every attempt shares one prepared statement.
     with connection.cursor() as cursor:
-        SAVE_STATEMENT.execute(cursor, {
-            "attempt": attempt_id, "user": user_id, "position": position, "in_progress": AttemptStatus.IN_PROGRESS,
+        cursor.execute(SAVE_SQL, {
+            "attempt": Int8(attempt_id), "user": Int4(user_id), "position": Int2(position),
+            "in_progress": AttemptStatus.IN_PROGRESS,
             "grace": Attempt.GRACE, "choices": list(save.choices), "carries": save.carries_answer,
             "struck_sent": save.struck is not None, "struck": list(save.struck or ()), "flag": save.flag,
         })

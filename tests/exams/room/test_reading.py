@@ -109,7 +109,7 @@ class TestTheSameAsTheORM:
 
     def test_it_is_one_statement_that_moves_the_resume_point(self, learner_client, learner, exam):
         attempt = start(learner_client, exam)
-        reading.question_page(user_id=learner.pk, attempt_id=attempt.pk, position=2)  # prepared (config/prepared.py)
+        reading.question_page(user_id=learner.pk, attempt_id=attempt.pk, position=2)  # a move before
         with CaptureQueriesContext(connection) as queries:
             shown = reading.question_page(user_id=learner.pk, attempt_id=attempt.pk, position=7)
         assert len(queries) == 1 and shown.attempt.last_position == 7
