@@ -37,7 +37,7 @@ MINIMUM_PER_DOMAIN = {
     "Performance Optimization": 46,
     "Trustworthy AI": 23,
 }
-REVIEW_ROW = re.compile(r"^\| (\d+) \| (recall|concept|application) \| (yes|no) \|", re.MULTILINE)
+REVIEW_ROW = re.compile(r"^\| (\d+) \| (recall|concept|application) \| (?:easy|medium|hard) \| (yes|no) \|", re.MULTILINE)
 
 
 def active(exam):

@@ -62,7 +62,7 @@ def blueprint() -> str:
     return "\n".join(lines) + "\n"
 
 
-_TABLE_ROW = re.compile(r"^\| (\d+) \| (?:recall|concept|application) \| (?:yes|no) \| [^|]* \| (.*) \|\s*$")
+_TABLE_ROW = re.compile(r"^\| (\d+) \| (?:recall|concept|application) \| (?:easy|medium|hard) \| (?:yes|no) \| [^|]* \| (.*) \|\s*$")
 _BLIND = re.compile(r"Second reader answered (\d+) active questions blind before seeing the keys: (\d+) agreed, (\d+) disagreed")
 
 
@@ -80,16 +80,24 @@ def review() -> str:
                 rows["retired" if change.startswith("retired") else "new" if change.startswith("new") else "kept or rewritten"] += 1
                 rows["fact check"] += change.startswith("new (fact check")
     lines = [
-        "# Review of the NCA-GENM bank, second edition",
+        "# Review of the NCA-GENM bank, third edition",
         "",
-        "How it was made: each domain file was written by one author, working to",
+        "The third edition (2026-12): each domain's author fixed every finding of the two blind",
+        "reviews (`../shared/reviews/bank-review-2026-12-03-set1.md`, `…-set2.md`), set an intended",
+        "difficulty, a review date and versioned sources on every question, moved questions on",
+        "retired interfaces to the current ones, and audited the rest for cues; then a blind read of",
+        "a random sample and a fix round (`bank-review/blind-read-2026-12-03.md`, included below).",
+        "Each row's \"3rd ed.\" note says what changed; \"2nd ed.\" what the second edition did.",
+        "",
+        "How the second edition was made: each domain file was written by one author, working to",
         "`docs/BANK_AUTHORING.md` and fixing every finding of the first edition's subject-matter",
         "review (`../shared/reviews/bank-audit-2026-12.md`). A second reader then answered every",
         "active question of the file blind, from a dump without keys (`tools/bank_blind.py questions`),",
         "before comparing with the keys (`tools/bank_blind.py compare`); disagreements and anything",
         "else the second reader found were resolved in the file and are logged below.",
         "",
-        "Each file's table gives, per question id, its **level** (recall / concept / application)",
+        "Each file's table gives, per question id, its **level** (recall / concept / application),",
+        "its intended **difficulty** (easy / medium / hard, docs/BANK_AUTHORING.md)",
         "and whether it needs **NVIDIA**-specific knowledge; `tests/test_bank.py` reads them to hold",
         "the shares (at least 65% application per domain, at least 30% NVIDIA bank-wide).",
         "",
