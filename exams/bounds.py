@@ -2,6 +2,8 @@
 # These mirror the model's choices (exams.models); kept here as plain strings so the
 # formats stay importable without Django.
 KINDS = ("single", "multiple")
+DIFFICULTIES = ("easy", "medium", "hard")  # Question.difficulty; formats without one give "medium"
+DEFAULT_DIFFICULTY = "medium"
 ERRATUM_SOURCES = ("imported", "instructor", "learners")
 ERRATUM_STATUSES = ("reported", "confirmed", "rejected")
 ERRATUM_POLICIES = ("", "credit_corrected", "credit_either", "void")

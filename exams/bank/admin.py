@@ -1,4 +1,6 @@
 """Django admin for instructors: exams and domains, the question bank, errata."""
+from datetime import timedelta
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
@@ -281,6 +283,28 @@ class LikelyMiskeyedFilter(admin.SimpleListFilter):
         return queryset.filter(Exists(flagged))
 
 
+# "Not reviewed in 12 months": never reviewed, or last reviewed more than a year ago.
+REVIEW_DUE_DAYS = 365
+
+
+class ReviewDueFilter(admin.SimpleListFilter):
+    """Questions due a review against current documentation (Question.reviewed_on)."""
+
+    title = "review"
+    parameter_name = "review"
+
+    def lookups(self, request, model_admin):
+        return [("due", "Not reviewed in 12 months"), ("recent", "Reviewed in the last 12 months")]
+
+    def queryset(self, request, queryset):
+        cutoff = timezone.localdate() - timedelta(days=REVIEW_DUE_DAYS)
+        if self.value() == "due":
+            return queryset.filter(Q(reviewed_on__isnull=True) | Q(reviewed_on__lt=cutoff))
+        if self.value() == "recent":
+            return queryset.filter(reviewed_on__gte=cutoff)
+        return queryset
+
+
 class QuestionChangeList(ChangeList):
     """The question list, with the stored item statistics of the questions on this page (one query)."""
 
@@ -342,10 +366,14 @@ class QuestionAdminForm(forms.ModelForm):
 class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAdmin):
     form = QuestionAdminForm
     list_display = (
-        "title", "exam_code", "domain", "topic_name", "kind_short", "active", "open_errata", "times_used",
+        "title", "exam_code", "domain", "topic_name", "kind_short", "difficulty", "active", "open_errata", "times_used",
         "statistics_n", "facility", "discrimination", "point_biserial", "miskeyed",
     )
-    list_filter = ("exam", "domain", ("topic", TopicFilter), "kind", "is_active", OpenErratumFilter, LikelyMiskeyedFilter)
+    list_filter = (
+        "exam", "domain", ("topic", TopicFilter), "kind", "difficulty", ReviewDueFilter, "is_active",
+        OpenErratumFilter, LikelyMiskeyedFilter,
+    )
+    actions = [*QuestionImportExportMixin.actions, "mark_reviewed_today"]
     list_select_related = ("exam", "domain")
     search_fields = ("title", "topic", "stem", "choices__text")
     search_help_text = f"Searches titles, topics, stems and choices; the first {SEARCH_WORDS} words are used."
@@ -357,10 +385,13 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
             messages.info(request, f"Only the first {SEARCH_WORDS} of the {len(words)} words were searched.")
             search_term = " ".join(words[:SEARCH_WORDS])
         return super().get_search_results(request, queryset, search_term)
-    readonly_fields = ("created_at", "updated_at", "preview", "statistics_panel")
+    # reviewed_on is set by the "Mark reviewed today" action (and the shipped bank), never by
+    # an edit: the form shows it and does not post it back.
+    readonly_fields = ("created_at", "updated_at", "reviewed_on", "preview", "statistics_panel")
     fieldsets = [
         (None, {"fields": ("exam", "domain", "topic", "title", "exhibit", "stem", "preview", "explanation", "sources")}),
         ("Answering", {"fields": ("kind", "choose", "keep_order", "is_active", "exclusion_group", "idnumber")}),
+        ("Review", {"fields": ("difficulty", "reviewed_on")}),
         ("Item statistics (finished mocks)", {"fields": ("statistics_panel",)}),
         ("History", {"fields": ("created_at", "updated_at"), "classes": ("collapse",)}),
     ]
@@ -391,6 +422,13 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
 
     def get_changelist(self, request, **kwargs):
         return QuestionChangeList
+
+    @admin.action(description="Mark reviewed today", permissions=["change"])
+    def mark_reviewed_today(self, request, queryset):
+        # A plain UPDATE: the review date is not content, so no new version, no updated_at.
+        today = timezone.localdate()
+        count = queryset.update(reviewed_on=today)
+        self.message_user(request, f"Marked {count} question{'s' if count != 1 else ''} reviewed on {today:%Y-%m-%d}.")
 
     def _stat(self, question: Question):
         """The question's statistics when enough mocks hold it to mean anything (n ≥ 30), else None."""

@@ -313,6 +313,8 @@ def _create(*, exam: Exam, pairs: list[tuple[Domain, ParsedQuestion]]) -> None:
                 choose=parsed.choose,
                 keep_order=parsed.keep_order,
                 idnumber=parsed.idnumber,
+                difficulty=parsed.difficulty,
+                reviewed_on=parsed.reviewed_on,
                 created_at=now,
                 updated_at=now,
             )
@@ -440,6 +442,8 @@ def export_bank(*, exam: Exam, questions: Iterable[Question] | None = None) -> l
                 choose=row.choose,
                 keep_order=row.keep_order,
                 idnumber=row.idnumber,
+                difficulty=row.difficulty,
+                reviewed_on=row.reviewed_on,
                 domain=row.domain.name,
                 choices=tuple(
                     ParsedChoice(text=choice.text, is_correct=choice.is_correct, feedback=choice.feedback)

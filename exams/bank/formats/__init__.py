@@ -1,10 +1,13 @@
 """Plain types shared by the question-bank parsers and writers (GIFT, Aiken, certprep JSON)."""
 import re
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal
 
 from exams.bounds import (
+    DEFAULT_DIFFICULTY,
     DEFAULT_TITLE_LENGTH,
+    DIFFICULTIES,
     ERRATUM_POLICIES,
     ERRATUM_SOURCES,
     ERRATUM_STATUSES,
@@ -19,6 +22,8 @@ from exams.bounds import (
 from exams.letters import choice_label
 
 __all__ = [
+    "DEFAULT_DIFFICULTY",
+    "DIFFICULTIES",
     "ERRATUM_POLICIES",
     "ERRATUM_SOURCES",
     "ERRATUM_STATUSES",
@@ -94,6 +99,10 @@ class ParsedQuestion:
     images: tuple[tuple[str, bytes], ...] = ()
     # Moodle's ID number of the question: kept from a Moodle XML import, written on export.
     idnumber: str = ""
+    # The intended difficulty and the day an expert last checked the question: only certprep
+    # JSON carries them; every other format gives "medium" and no review date.
+    difficulty: str = DEFAULT_DIFFICULTY
+    reviewed_on: date | None = None
 
 
 @dataclass(frozen=True)
@@ -222,6 +231,8 @@ def question_problems(question: ParsedQuestion) -> list[str]:
         problems.append(f"the ID number is longer than {IDNUMBER_MAX_LENGTH} characters ({len(question.idnumber)})")
     if len(question.exclusion_group) > TOPIC_MAX_LENGTH:
         problems.append(f"the exclusion group is longer than {TOPIC_MAX_LENGTH} characters ({len(question.exclusion_group)})")
+    if question.difficulty not in DIFFICULTIES:
+        problems.append(f"the difficulty {question.difficulty!r} is not one of {', '.join(DIFFICULTIES)}")
     if len(question.choices) < MIN_CHOICES:
         problems.append(f"a question needs at least two choices (found {len(question.choices)})")
     elif len(question.choices) > MAX_CHOICES:

@@ -8,10 +8,14 @@
 import base64
 import binascii
 import json
+import re
 from collections.abc import Iterable
+from datetime import date
 from typing import Any
 
 from exams.bank.formats import (
+    DEFAULT_DIFFICULTY,
+    DIFFICULTIES,
     ERRATUM_POLICIES,
     ERRATUM_SOURCES,
     ERRATUM_STATUSES,
@@ -36,8 +40,9 @@ _REQUIRED = object()
 _FILE_KEYS = ("format", "version", "exam", "questions")
 _QUESTION_KEYS = (
     "title", "topic", "exhibit", "stem", "explanation", "sources", "kind", "choose", "keep_order", "domain",
-    "exclusion_group", "choices", "errata", "exhibit_images", "idnumber",
+    "exclusion_group", "choices", "errata", "exhibit_images", "idnumber", "difficulty", "reviewed_on",
 )
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _IMAGE_KEYS = ("name", "data")
 _CHOICE_KEYS = ("label", "text", "is_correct", "feedback")
 _ERRATUM_KEYS = ("published_key", "note", "source", "status", "policy")
@@ -78,6 +83,8 @@ def _question_document(question: ParsedQuestion) -> dict[str, Any]:
         "domain": question.domain,
         "exclusion_group": question.exclusion_group,
         "idnumber": question.idnumber,
+        "difficulty": question.difficulty,
+        "reviewed_on": question.reviewed_on.isoformat() if question.reviewed_on else None,
         "choices": [
             {
                 "label": choice_label(index),
@@ -262,6 +269,9 @@ def _read_question(item: Any, *, index: int, report: _Report) -> ParsedQuestion 
     domain = check.value(item, "domain", "string or null", default=None)
     choice_items = check.value(item, "choices", "array", default=[])
     erratum_items = check.value(item, "errata", "array", default=[])
+    difficulty = check.value(item, "difficulty", "string", default=DEFAULT_DIFFICULTY)
+    check.one_of(difficulty, DIFFICULTIES, f"{here}/difficulty")
+    reviewed_on = _review_date(check.value(item, "reviewed_on", "string or null", default=None), check=check, pointer=f"{here}/reviewed_on")
 
     choices = []
     for position, choice_item in enumerate(choice_items):
@@ -350,6 +360,8 @@ def _read_question(item: Any, *, index: int, report: _Report) -> ParsedQuestion 
         exclusion_group=exclusion_group,
         images=tuple(images),
         idnumber=idnumber,
+        difficulty=difficulty,
+        reviewed_on=reviewed_on,
     )
     for problem in question_problems(question):
         check.fail(here, problem)
@@ -359,3 +371,16 @@ def _read_question(item: Any, *, index: int, report: _Report) -> ParsedQuestion 
 def _keys_to_choose(*, kind: str, choices: list[ParsedChoice]) -> int:
     # choose may be left out: a multiple-select question picks as many as it has keys.
     return sum(choice.is_correct for choice in choices) if kind == "multiple" else 1
+
+
+def _review_date(value: str | None, *, check: "_Check", pointer: str) -> date | None:
+    # A calendar date, YYYY-MM-DD, or null for never reviewed.
+    if value is None:
+        return None
+    if _ISO_DATE.match(value):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            pass  # 2026-13-01: the right shape, no such day
+    check.fail(pointer, f"must be a date as YYYY-MM-DD or null, not {json.dumps(value, ensure_ascii=False)[:60]}")
+    return None

@@ -244,3 +244,72 @@ def test_a_new_question_starts_on_the_only_exam(instructor_client):
     ExamFactory()
     page = instructor_client.get(reverse("admin:exams_question_add")).content.decode()
     assert f'<option value="{only.pk}" selected>' not in page and '<option value="" selected>' in page
+
+
+def test_mark_reviewed_today_sets_the_date_on_the_chosen_questions_only(instructor_client):
+    from datetime import date
+
+    chosen = QuestionFactory(title="Checked again", reviewed_on=date(2025, 1, 2))
+    never = QuestionFactory(title="Not chosen")
+    updated_at = Question.objects.get(pk=chosen.pk).updated_at
+    url = reverse("admin:exams_question_changelist")
+    page = instructor_client.get(url).content.decode()
+    assert 'value="mark_reviewed_today"' in page and "Mark reviewed today" in page
+    response = instructor_client.post(url, {"action": "mark_reviewed_today", "_selected_action": [chosen.pk]}, follow=True)
+    today = timezone.localdate()
+    assert f"Marked 1 question reviewed on {today:%Y-%m-%d}." in [str(m) for m in response.context["messages"]]
+    chosen.refresh_from_db()
+    never.refresh_from_db()
+    assert (chosen.reviewed_on, never.reviewed_on) == (today, None)
+    assert chosen.updated_at == updated_at, "a review date is not an edit of the question"
+
+
+def test_an_edit_does_not_reset_or_set_the_review_date(instructor_client):
+    from datetime import date
+
+    question = QuestionFactory(stem="Old stem", reviewed_on=date(2025, 6, 30), difficulty="hard")
+    url = reverse("admin:exams_question_change", args=[question.pk])
+    page = instructor_client.get(url)
+    assert "reviewed_on" not in page.context["adminform"].form.fields, "shown, not posted back"
+    assert "2025" in page.content.decode() and 'name="difficulty"' in page.content.decode()
+    data = form_data(page)
+    data["stem"] = "New stem"
+    data["reviewed_on"] = "2026-12-01"  # a hand-made post cannot set it either
+    response = instructor_client.post(url, data)
+    assert response.status_code == 302, response.context["errors"] if response.context else response
+    question.refresh_from_db()
+    assert (question.stem, question.reviewed_on, question.difficulty) == ("New stem", date(2025, 6, 30), "hard")
+    data["difficulty"] = "easy"
+    assert instructor_client.post(url, data).status_code == 302
+    question.refresh_from_db()
+    assert (question.difficulty, question.reviewed_on) == ("easy", date(2025, 6, 30))
+
+
+def test_the_question_list_filters_questions_not_reviewed_in_12_months(instructor_client):
+    from datetime import timedelta
+
+    today = timezone.localdate()
+    QuestionFactory(title="Never reviewed")
+    QuestionFactory(title="Reviewed long ago", reviewed_on=today - timedelta(days=366))
+    QuestionFactory(title="Reviewed a year ago today", reviewed_on=today - timedelta(days=365))
+    QuestionFactory(title="Reviewed last week", reviewed_on=today - timedelta(days=7))
+    url = reverse("admin:exams_question_changelist")
+    page = instructor_client.get(url).content.decode()
+    assert "Not reviewed in 12 months" in page
+    due = instructor_client.get(url, {"review": "due"}).content.decode()
+    assert "Never reviewed" in due and "Reviewed long ago" in due
+    assert "Reviewed a year ago today" not in due and "Reviewed last week" not in due
+    recent = instructor_client.get(url, {"review": "recent"}).content.decode()
+    assert "Reviewed last week" in recent and "Reviewed a year ago today" in recent and "Never reviewed" not in recent
+
+
+def test_the_question_list_shows_and_filters_by_difficulty(instructor_client):
+    QuestionFactory(title="A hard one", difficulty="hard")
+    QuestionFactory(title="An easy one", difficulty="easy")
+    url = reverse("admin:exams_question_changelist")
+    response = instructor_client.get(url)
+    page = response.content.decode()
+    assert '<th scope="col" class="sortable column-difficulty' in page
+    assert '<td class="field-difficulty">Hard</td>' in page and '<td class="field-difficulty">Easy</td>' in page
+    hard = instructor_client.get(url, {"difficulty__exact": "hard"}).content.decode()
+    assert "A hard one" in hard and "An easy one" not in hard

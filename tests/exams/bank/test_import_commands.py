@@ -175,7 +175,10 @@ def test_json_round_trip_of_the_nca_genm_bank_is_lossless(nca_genm, fresh_copy, 
         assert imported.keep_order == original.keep_order
         assert imported.choices == original.choices  # text, key and feedback of each, in order
         assert imported.errata == original.errata
+        assert (imported.difficulty, imported.reviewed_on) == (original.difficulty, original.reviewed_on)
     assert imported == original
+    assert {question.difficulty for question in after} == {"easy", "medium", "hard"}
+    assert all(question.reviewed_on is not None for question in after)
     original_count = Erratum.objects.filter(question__exam=nca_genm, question__is_active=True).count()
     assert sum(len(question.errata) for question in after) == original_count == 1
     erratum = Erratum.objects.get(question__exam=fresh_copy)
@@ -197,14 +200,18 @@ def test_gift_round_trip_keeps_everything_gift_can_hold(nca_genm, fresh_copy, tm
     assert len(after) == len(before)
     assert sum(bool(original.topic) for original in before) == len(before)
     for original, imported in zip(before, after):
-        # GIFT has no place for keep_order, errata or exclusion groups; everything else comes back.
+        # GIFT has no place for keep_order, errata, exclusion groups, difficulty or a review
+        # date (an import gives medium and none); everything else comes back.
         stem = f"{original.exhibit.strip()}\n\n{original.stem}" if original.exhibit else original.stem
-        expected = replace(original, keep_order=False, errata=(), exclusion_group="", exhibit="", stem=stem)
+        expected = replace(
+            original, keep_order=False, errata=(), exclusion_group="", exhibit="", stem=stem, difficulty="medium", reviewed_on=None
+        )
         assert imported == expected, original.title
 
 
 def test_moodle_xml_round_trip_keeps_everything_but_errata(nca_genm, fresh_copy, tmp_path):
-    Question.objects.filter(pk=Question.objects.filter(exam=nca_genm).order_by("pk").first().pk).update(idnumber="GENM & 1")
+    # An active question: the export holds the active bank (the third edition retired pk 1).
+    Question.objects.filter(pk=Question.objects.filter(exam=nca_genm, is_active=True).order_by("pk").first().pk).update(idnumber="GENM & 1")
     before = export_bank(exam=nca_genm)
     assert any(question.images for question in before)  # image exhibits travel in the file
 
@@ -213,7 +220,8 @@ def test_moodle_xml_round_trip_keeps_everything_but_errata(nca_genm, fresh_copy,
     after = export_bank(exam=fresh_copy)
     assert len(after) == len(before)
     for original, imported in zip(before, after):
-        assert imported == replace(original, errata=()), original.title
+        # Moodle XML has no place for errata, difficulty or a review date: medium and none.
+        assert imported == replace(original, errata=(), difficulty="medium", reviewed_on=None), original.title
     assert [question.idnumber for question in after if question.idnumber] == ["GENM & 1"]
 
 
@@ -240,6 +248,7 @@ def test_aiken_round_trip_of_the_single_answer_questions(nca_genm, fresh_copy, t
         assert answer == f"ANSWER: {chr(65 + [choice.is_correct for choice in original.choices].index(True))}"
         assert (imported.kind, imported.choose, imported.domain) == ("single", 1, "Experimentation")
         assert imported.explanation == "" and all(choice.feedback == "" for choice in imported.choices)
+        assert (imported.difficulty, imported.reviewed_on) == ("medium", None)
     # Exporting the imported copy gives the same Aiken file again.
     assert write_export(exam=fresh_copy, fmt="aiken") == aiken
 

@@ -30,6 +30,11 @@ def test_a_question_is_a_stem_lettered_options_and_an_answer_line():
     assert question.explanation == "" and question.line == 1
 
 
+def test_an_aiken_question_is_medium_and_never_reviewed():
+    (question,) = parse_aiken(GOOD).questions
+    assert (question.difficulty, question.reviewed_on) == ("medium", None)
+
+
 def test_options_may_use_a_dot_or_a_parenthesis_with_or_without_a_space():
     (question,) = parse_aiken("Pick\nA. one\nB)two\nC.\tthree\nANSWER: C").questions
     assert [choice.text for choice in question.choices] == ["one", "two", "three"]

@@ -3,6 +3,7 @@ import copy
 import dataclasses
 import json
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exams.bank.formats import (
+    DIFFICULTIES,
     ERRATUM_POLICIES,
     ERRATUM_SOURCES,
     ERRATUM_STATUSES,
@@ -55,6 +57,8 @@ WITH_IMAGE = dataclasses.replace(
     exclusion_group="denoising",
     images=(("01-curve.png", PNG),),
     errata=(),
+    difficulty="hard",
+    reviewed_on=date(2026, 12, 3),
 )
 
 
@@ -88,6 +92,8 @@ def test_the_writer_lays_out_the_documented_format():
                 "domain": "Core ML and AI Knowledge",
                 "exclusion_group": "",
                 "idnumber": "",
+                "difficulty": "medium",
+                "reviewed_on": None,
                 "choices": [
                     {"label": "A", "text": "Noise", "is_correct": True, "feedback": "Yes."},
                     {"label": "B", "text": "Signal", "is_correct": False, "feedback": "No."},
@@ -120,12 +126,13 @@ def test_reading_gives_back_the_questions_and_the_exam_code():
 def test_optional_keys_take_their_defaults():
     data = document()
     question = data["questions"][0]
-    for key in ("explanation", "choose", "keep_order", "domain", "errata"):
+    for key in ("explanation", "choose", "keep_order", "domain", "errata", "difficulty", "reviewed_on"):
         del question[key]
     for choice in question["choices"]:
         del choice["feedback"]
     (parsed,) = parse_document(data).questions
     assert (parsed.explanation, parsed.choose, parsed.keep_order) == ("", 1, False)
+    assert (parsed.difficulty, parsed.reviewed_on) == ("medium", None), "a file from before difficulty reads as medium, never reviewed"
     assert (parsed.domain, parsed.errata) == (None, ())
     assert all(choice.feedback == "" for choice in parsed.choices)
 
@@ -201,6 +208,11 @@ def test_duplicate_keys_and_non_finite_numbers_are_refused():
         (lambda q: q.update(choices=q["choices"][:1]), "/questions/1", "at least two choices"),
         (lambda q: q.update(title="t" * 201), "/questions/1", "longer than 200"),
         (lambda q: q.update(stem="  "), "/questions/1", "has no text"),
+        (lambda q: q.update(difficulty="tricky"), "/questions/1/difficulty", "must be one of 'easy', 'medium', 'hard'"),
+        (lambda q: q.update(difficulty=2), "/questions/1/difficulty", "must be a string"),
+        (lambda q: q.update(reviewed_on="2026-13-01"), "/questions/1/reviewed_on", "must be a date as YYYY-MM-DD or null"),
+        (lambda q: q.update(reviewed_on="3 Dec 2026"), "/questions/1/reviewed_on", "must be a date as YYYY-MM-DD or null"),
+        (lambda q: q.update(reviewed_on=20261203), "/questions/1/reviewed_on", "string or null"),
     ],
 )
 def test_question_problems_name_the_pointer_and_the_question(change, pointer, words):
@@ -266,6 +278,7 @@ def test_the_schema_lists_exactly_the_keys_the_writer_writes():
 def test_the_schema_enums_match_the_code():
     definitions = schema()["$defs"]
     assert tuple(definitions["question"]["properties"]["kind"]["enum"]) == KINDS
+    assert tuple(definitions["question"]["properties"]["difficulty"]["enum"]) == DIFFICULTIES
     erratum = definitions["erratum"]["properties"]
     assert tuple(erratum["source"]["enum"]) == ERRATUM_SOURCES
     assert tuple(erratum["status"]["enum"]) == ERRATUM_STATUSES
@@ -281,6 +294,19 @@ def test_the_writer_output_validates_against_the_schema():
 
 def test_topic_exhibit_sources_group_and_images_round_trip():
     assert parse_json(write_json([WITH_IMAGE], exam_code="NCA-GENM")).questions == (WITH_IMAGE,)
+
+
+def test_difficulty_and_review_date_are_written_and_read_back():
+    written = json.loads(write_json([WITH_IMAGE], exam_code="NCA-GENM"))["questions"][0]
+    assert (written["difficulty"], written["reviewed_on"]) == ("hard", "2026-12-03")
+    (read,) = parse_json(write_json([WITH_IMAGE], exam_code="NCA-GENM")).questions
+    assert (read.difficulty, read.reviewed_on) == ("hard", date(2026, 12, 3))
+
+
+def test_the_writer_refuses_a_difficulty_it_could_not_read_back():
+    with pytest.raises(ExportError) as caught:
+        write_json([replace(QUESTION, difficulty="tricky")], exam_code="NCA-GENM")
+    assert "the difficulty 'tricky' is not one of easy, medium, hard" in caught.value.problems[0]
 
 
 def test_an_exhibit_image_the_file_does_not_carry_is_an_error():
@@ -341,6 +367,8 @@ def bank_questions(draw) -> ParsedQuestion:
             for index in range(count)
         ),
         errata=errata,
+        difficulty=draw(st.sampled_from(DIFFICULTIES)),
+        reviewed_on=draw(st.one_of(st.none(), st.dates(min_value=date(2000, 1, 1), max_value=date(2100, 12, 31)))),
     )
 
 

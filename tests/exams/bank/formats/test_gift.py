@@ -36,6 +36,8 @@ def test_a_blank_line_separates_questions():
     text = "Capital of France? {=Paris ~Lyon}\n   \nCapital of Italy? {=Rome ~Milan}\n"
     result = parse_gift(text)
     assert [question.stem for question in result.questions] == ["Capital of France?", "Capital of Italy?"]
+    # GIFT has no difficulty or review date: an import gives medium and none.
+    assert {(question.difficulty, question.reviewed_on) for question in result.questions} == {("medium", None)}
 
 
 def test_a_question_may_span_several_lines():

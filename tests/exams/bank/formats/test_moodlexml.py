@@ -66,6 +66,7 @@ def test_a_multichoice_question_is_read_with_html_as_markdown():
     assert (question.domain, question.topic) == ("Core ML", "Diffusion")
     assert question.idnumber == "GENM-007"
     assert question.line == 4
+    assert (question.difficulty, question.reviewed_on) == ("medium", None)  # Moodle XML carries neither
 
 
 def test_the_category_gives_domain_and_topic_as_gift_does_and_tags_win():
