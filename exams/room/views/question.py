@@ -124,7 +124,7 @@ def _question_context(request, shown: reading.Shown, *, walk: str = "") -> dict:
         "checkable": attempt.checks_one_by_one,
         # Not on a question a running mock holds: the added question's topic would name its topic.
         "can_try_another": response.checked_at is not None and attempt.mode in (AttemptMode.PRACTICE, AttemptMode.DRILL)
-        and not attempt.is_finished and not held,
+        and not attempt.has_ended and not held,
         "bookmarked": response.checked_at is not None
         and Bookmark.objects.filter(user=request.user, question_id=response.question_id).exists(),
         "feedback": feedback,
@@ -230,7 +230,7 @@ def _in_one_statement(request: HttpRequest, posted, attempt_id: int, position: i
 def _closed(request: HttpRequest, attempt: Attempt) -> HttpResponse | None:
     """An attempt that has ended (or whose time is up) shows its results; a post to it is refused."""
     results_url = reverse("exams:results", args=[attempt.pk])
-    if attempt.is_finished:
+    if attempt.has_ended:
         if request.method == "POST":
             return conflict("This attempt has ended; answers can no longer change.", results_url)
         return redirect(results_url)
