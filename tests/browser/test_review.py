@@ -1,5 +1,5 @@
 """Review due cards: weeks of demo history, the due cards recomputed with the fsrs package, reviewed through the pages."""
-from datetime import UTC
+from datetime import UTC, timedelta
 
 import fsrs
 import pytest
@@ -12,7 +12,8 @@ from tests.browser.conftest import assert_accessible, log_in_as
 from tests.factories import UserFactory
 
 SCHEDULER = fsrs.Scheduler(
-    desired_retention=0.9, learning_steps=(), relearning_steps=(), enable_fuzzing=False, maximum_interval=36500,
+    desired_retention=0.9, learning_steps=(timedelta(minutes=10),), relearning_steps=(timedelta(minutes=10),),
+    enable_fuzzing=False, maximum_interval=36500,
 )
 
 
@@ -36,6 +37,8 @@ def cards_from_history(user) -> dict[int, fsrs.Card]:
     for at, question_id, slot in history:
         rating = fsrs.Rating.Again if not slot.is_correct else fsrs.Rating.Hard if slot.strikes.all() else fsrs.Rating.Good
         card = cards.get(question_id, fsrs.Card(card_id=question_id))
+        if rating == fsrs.Rating.Hard and card.state != fsrs.State.Review:
+            rating = fsrs.Rating.Good  # issue 26: Hard applies to cards in Review only
         cards[question_id], _ = SCHEDULER.review_card(card, rating, review_datetime=at.astimezone(UTC))
     return cards
 

@@ -200,13 +200,15 @@ class TestReviewCards:
 
 
 def expected_card(history, *, retention=0.9, maximum_interval=36500) -> fsrs.Card:
-    """The card the fsrs package itself makes of this history, with the scheduler issue 15 names."""
+    """The card the fsrs package itself makes of this history, with the scheduler issue 26 names."""
     scheduler = fsrs.Scheduler(
-        desired_retention=retention, learning_steps=(), relearning_steps=(), enable_fuzzing=False,
-        maximum_interval=maximum_interval,
+        desired_retention=retention, learning_steps=(timedelta(minutes=10),), relearning_steps=(timedelta(minutes=10),),
+        enable_fuzzing=False, maximum_interval=maximum_interval,
     )
     card = fsrs.Card(card_id=1)
     for rating, at in history:
+        # Issue 26: Hard applies in Review; in Learning and Relearning a right answer is Good.
+        rating = fsrs.Rating.Good if rating == fsrs.Rating.Hard and card.state != fsrs.State.Review else rating
         card, _ = scheduler.review_card(card, rating, review_datetime=at.astimezone(UTC))
     return card
 
