@@ -511,6 +511,10 @@ def slot_save(*, user, attempt: Attempt, response: Response, answer: dict, carri
             picks = [pk for pk in current_picks if pk not in struck]
         if check and not picks:
             raise SlotRefused("Pick an answer before checking it.")
+        choose = response.question.choose
+        if check and len(picks) < choose:
+            # Graded now it would be wrong for a missing pick, not a wrong one: say so instead.
+            raise SlotRefused(f"This question asks you to choose {choose}: pick {choose - len(picks)} more before checking it.")
         if check and in_running_mock(user, response.question_id):
             # Checking shows the key: not while the same question waits in a timed mock.
             raise SlotRefused("This question is also in your timed mock, which is still running: check it after the mock ends.")

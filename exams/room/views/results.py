@@ -88,7 +88,11 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
     shown = request.GET.get("show", "all")
     if shown not in FILTERS:
         shown = "all"
-    domains = list(attempt.exam.domains.all())
+    domains = attempt.exam.domains.all()
+    if attempt.mode != AttemptMode.MOCK:
+        # A practice, drill or review lists the domains it held, not the exam's empty ones.
+        domains = domains.filter(pk__in=attempt.responses.values("domain_id"))
+    domains = list(domains)
     chosen_domain = next((d for d in domains if str(d.pk) == request.GET.get("domain")), None)
     previous = report.previous_attempt(attempt)
     table = [
@@ -105,6 +109,8 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
             "table": table,
             "chart": _chart(table, attempt.exam.passing_score),
             "previous": previous,
+            # No column of dashes: a change shows only where a domain has one.
+            "show_change": any(row["change"] is not None for row in table),
             "items": [result_item(r, errata.get(r.question_id), held=r.held) for r in responses],
             "shown": shown,
             "filters": FILTERS,
