@@ -78,19 +78,25 @@ def test_review_due_cards(page, live_server, demo_learner):
         with page.expect_response(is_save):
             page.get_by_role("button", name="Check answer").click()
         expect(page.get_by_role("heading", name="Right" if want_right else "Wrong", exact=True)).to_be_visible()
+        if not want_right:
+            # Issue 26: a lapse comes back ten minutes later, and the page says so.
+            expect(page.get_by_text("This question comes back for review again in 10 minutes.")).to_be_visible()
         if slot.position == 1:
             with page.expect_response(is_save):
                 page.get_by_role("button", name="Next", exact=True).click()
             expect(page.get_by_role("heading", name="Question 2 of 50")).to_be_visible()
             page.wait_for_function("!document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping')")
 
-    # Both reviews are on their cards as the package schedules them: Again, then Good.
+    # Both reviews are on their cards as the package schedules them: Again, then Good
+    # (Good whatever the state: a right answer in Learning or Relearning is never Hard).
     for slot, rating in ((slots[0], fsrs.Rating.Again), (slots[1], fsrs.Rating.Good)):
         slot.refresh_from_db()
         card, _ = SCHEDULER.review_card(expected[slot.question_id], rating, review_datetime=slot.checked_at.astimezone(UTC))
         stored = ReviewCard.objects.get(user=demo_learner, question=slot.question)
         assert (stored.due, stored.last_review) == (card.due, card.last_review)
         assert stored.stability == pytest.approx(card.stability) and stored.due > timezone.now()
+    lapse = ReviewCard.objects.get(user=demo_learner, question=slots[0].question)
+    assert lapse.due == slots[0].checked_at + timedelta(minutes=10)
 
     page.goto(f"{live_server.url}/dashboard/")
     expect(page.get_by_role("button", name=f"Review due ({len(due) - 2})")).to_be_visible()
