@@ -22,6 +22,9 @@ class AttemptStatus(models.TextChoices):
     IN_PROGRESS = "in_progress", "In progress"
     SUBMITTED = "submitted", "Submitted"
     EXPIRED = "expired", "Expired"
+    # A practice the learner ended without submitting it ("End it and start this one"):
+    # no score, never in history, trend, mastery, readiness, reports or item statistics.
+    ABANDONED = "abandoned", "Abandoned"
 
 
 class AttemptQuerySet(models.QuerySet):
@@ -33,6 +36,7 @@ class AttemptQuerySet(models.QuerySet):
         return self.filter(status=AttemptStatus.IN_PROGRESS, deadline__lt=Now() - Attempt.GRACE)
 
     def finished(self):
+        """Attempts that ended with a score (submitted or expired); an abandoned practice is not one."""
         return self.filter(status__in=Attempt.FINISHED_STATUSES)
 
     def in_progress(self):
@@ -43,6 +47,7 @@ class AttemptQuerySet(models.QuerySet):
 
 
 class Attempt(models.Model):
+    # Ended with a score: what history, trend, mastery, reports and statistics count.
     FINISHED_STATUSES = (AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED)
     # Saves arriving this long after the deadline are still accepted (network, clock skew).
     GRACE = timedelta(seconds=30)
@@ -100,7 +105,17 @@ class Attempt(models.Model):
 
     @property
     def is_finished(self) -> bool:
+        """Ended with a score (submitted or expired)."""
         return self.status in self.FINISHED_STATUSES
+
+    @property
+    def has_ended(self) -> bool:
+        """No longer takes answers: finished, or abandoned without a score."""
+        return self.status != AttemptStatus.IN_PROGRESS
+
+    @property
+    def is_abandoned(self) -> bool:
+        return self.status == AttemptStatus.ABANDONED
 
     @property
     def is_timed(self) -> bool:
@@ -173,7 +188,7 @@ class Attempt(models.Model):
         Grading reads `finished_at` (errata policies depend on when an attempt finished),
         so exams.room.services.attempt_finish sets it, grades, then calls this.
         """
-        if self.is_finished or self.finished_at is None:
+        if self.has_ended or self.finished_at is None:
             raise ValueError("finish an attempt once, after setting finished_at (exams.room.services.attempt_finish)")
         self.status = AttemptStatus.EXPIRED if expired else AttemptStatus.SUBMITTED
         self.right_count, self.total_count = grade.right, grade.total
@@ -182,6 +197,18 @@ class Attempt(models.Model):
         self.save(update_fields=[
             "status", "finished_at", "right_count", "total_count", "score", "published_score", "passed",
         ])
+
+    def abandon(self) -> None:
+        """End an unsubmitted practice without a score; the caller holds its row lock.
+
+        Its slots stay as they are: a checked one keeps its grade (it was a review when
+        checked), the rest are never graded, so nothing here is a score or a review.
+        """
+        if self.has_ended or self.mode != AttemptMode.PRACTICE:
+            raise ValueError("only a practice in progress is abandoned (exams.room.services.attempt_abandon)")
+        self.status = AttemptStatus.ABANDONED
+        self.finished_at = self.end_time(expired=False)
+        self.save(update_fields=["status", "finished_at"])
 
 
 class Response(models.Model):

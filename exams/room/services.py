@@ -368,9 +368,9 @@ def grade_responses(*, attempt: Attempt) -> grading.AttemptGrade:
 def attempt_finish(*, attempt: Attempt, expired: bool) -> bool:
     """Grade and close the attempt once; the caller holds its row lock.
 
-    Returns False when it was already finished (a second submit, another tab).
+    Returns False when it had already ended (a second submit, another tab, an abandoned practice).
     """
-    if attempt.is_finished:
+    if attempt.has_ended:
         return False
     # Set before grading: errata policies depend on when an attempt finished.
     attempt.finished_at = attempt.end_time(expired=expired)
@@ -392,7 +392,7 @@ def attempt_submit(*, user, attempt_id: int, timed_out: bool = False) -> Attempt
 
     with transaction.atomic():
         attempt = owned_attempt(user, attempt_id, for_update=True, with_clock=True)
-        if not attempt.is_finished:
+        if not attempt.has_ended:
             deadline = attempt.deadline
             expired = deadline is not None and (
                 attempt.db_now >= deadline or (timed_out and attempt.db_now >= deadline - CLOCK_TOLERANCE)
@@ -401,11 +401,31 @@ def attempt_submit(*, user, attempt_id: int, timed_out: bool = False) -> Attempt
     return attempt
 
 
+def attempt_abandon(*, user, attempt_id: int) -> Attempt:
+    """End the learner's running practice without submitting it ("End it and start this one").
+
+    It becomes abandoned: no score, and only the answers already checked were reviews. A
+    timed practice whose time has run out is expired instead, graded as a submit then is.
+    Idempotent, like a submit: an attempt that has ended is left as it is.
+    """
+    from exams.room.access import owned_attempt
+
+    with transaction.atomic():
+        attempt = owned_attempt(user, attempt_id, for_update=True, with_clock=True)
+        if attempt.has_ended:
+            return attempt
+        if attempt.deadline is not None and attempt.db_now >= attempt.deadline:
+            attempt_finish(attempt=attempt, expired=True)
+        else:
+            attempt.abandon()
+    return attempt
+
+
 def attempt_expire(*, attempt_id: int) -> None:
     """Finish an attempt whose time ran out, under its row lock (as submit and regrade take it)."""
     with transaction.atomic():
         attempt = Attempt.objects.select_for_update().select_related("exam").with_clock().get(pk=attempt_id)
-        if not attempt.is_finished:
+        if not attempt.has_ended:
             attempt_finish(attempt=attempt, expired=True)
 
 
@@ -419,7 +439,7 @@ def finalize_expired(*, user=None) -> int:
         with transaction.atomic():
             # skip_locked: an attempt being submitted right now is that request's to finish.
             attempt = Attempt.objects.select_for_update(skip_locked=True).select_related("exam").filter(pk=attempt_id).first()
-            if attempt is not None and not attempt.is_finished:
+            if attempt is not None and not attempt.has_ended:
                 finished += attempt_finish(attempt=attempt, expired=True)
     return finished
 
@@ -491,6 +511,10 @@ def slot_save(*, user, attempt: Attempt, response: Response, answer: dict, carri
             picks = [pk for pk in current_picks if pk not in struck]
         if check and not picks:
             raise SlotRefused("Pick an answer before checking it.")
+        choose = response.question.choose
+        if check and len(picks) < choose:
+            # Graded now it would be wrong for a missing pick, not a wrong one: say so instead.
+            raise SlotRefused(f"This question asks you to choose {choose}: pick {choose - len(picks)} more before checking it.")
         if check and in_running_mock(user, response.question_id):
             # Checking shows the key: not while the same question waits in a timed mock.
             raise SlotRefused("This question is also in your timed mock, which is still running: check it after the mock ends.")

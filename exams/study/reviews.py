@@ -12,7 +12,11 @@ from exams.study import scheduling
 
 @dataclass(frozen=True)
 class Review:
-    """One graded slot as a review of the learner's card for its question."""
+    """One graded slot as a review of the learner's card for its question.
+
+    `rating` is what the answer earns in Review; a card in Learning or Relearning may take
+    it otherwise (exams.study.scheduling.rating_on).
+    """
 
     question_id: int
     rating: fsrs.Rating
@@ -56,7 +60,10 @@ def _reviews_record(*, user, reviews: list[Review]) -> None:
             exam_date=profile.exam_date,
             today=scheduling.local_today(now=review.at, tz_name=profile.time_zone),
         )
-        row.take(scheduling.review(card=row.as_fsrs() if row.due else None, rating=review.rating, at=review.at, scheduler=scheduler))
+        # A card never reviewed (one an erratum made due) starts as the package's new card.
+        card = row.as_fsrs() if row.last_review is not None else None
+        rating = scheduling.rating_on(card, review.rating)
+        row.take(scheduling.review(card=card, rating=rating, at=review.at, scheduler=scheduler))
         row.updated_at = review.at
         cards[review.question_id] = changed[review.question_id] = row
     ReviewCard.objects.bulk_create(
@@ -73,3 +80,14 @@ def review_of(response: Response, *, at: datetime) -> Review | None:
         answered=response.answered_at is not None, right=response.is_correct, struck=bool(response.strikes.all()),
     )
     return None if rating is None else Review(question_id=response.question_id, rating=rating, at=at)
+
+
+def due_after_check(response: Response, *, user) -> datetime | None:
+    """When a checked answer's question comes back: its card's due, if that check (or a later
+    review) scheduled it; None for an answer that was no review (a voided question)."""
+    if response.checked_at is None:
+        return None
+    return (
+        ReviewCard.objects.filter(user=user, question_id=response.question_id, last_review__gte=response.checked_at)
+        .values_list("due", flat=True).first()
+    )

@@ -1,5 +1,5 @@
 """Review due cards: weeks of demo history, the due cards recomputed with the fsrs package, reviewed through the pages."""
-from datetime import UTC
+from datetime import UTC, timedelta
 
 import fsrs
 import pytest
@@ -12,7 +12,8 @@ from tests.browser.conftest import assert_accessible, log_in_as
 from tests.factories import UserFactory
 
 SCHEDULER = fsrs.Scheduler(
-    desired_retention=0.9, learning_steps=(), relearning_steps=(), enable_fuzzing=False, maximum_interval=36500,
+    desired_retention=0.9, learning_steps=(timedelta(minutes=10),), relearning_steps=(timedelta(minutes=10),),
+    enable_fuzzing=False, maximum_interval=36500,
 )
 
 
@@ -36,6 +37,8 @@ def cards_from_history(user) -> dict[int, fsrs.Card]:
     for at, question_id, slot in history:
         rating = fsrs.Rating.Again if not slot.is_correct else fsrs.Rating.Hard if slot.strikes.all() else fsrs.Rating.Good
         card = cards.get(question_id, fsrs.Card(card_id=question_id))
+        if rating == fsrs.Rating.Hard and card.state != fsrs.State.Review:
+            rating = fsrs.Rating.Good  # issue 26: Hard applies to cards in Review only
         cards[question_id], _ = SCHEDULER.review_card(card, rating, review_datetime=at.astimezone(UTC))
     return cards
 
@@ -75,19 +78,25 @@ def test_review_due_cards(page, live_server, demo_learner):
         with page.expect_response(is_save):
             page.get_by_role("button", name="Check answer").click()
         expect(page.get_by_role("heading", name="Right" if want_right else "Wrong", exact=True)).to_be_visible()
+        if not want_right:
+            # Issue 26: a lapse comes back ten minutes later, and the page says so.
+            expect(page.get_by_text("This question comes back for review again in 10 minutes.")).to_be_visible()
         if slot.position == 1:
             with page.expect_response(is_save):
                 page.get_by_role("button", name="Next", exact=True).click()
             expect(page.get_by_role("heading", name="Question 2 of 50")).to_be_visible()
             page.wait_for_function("!document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping')")
 
-    # Both reviews are on their cards as the package schedules them: Again, then Good.
+    # Both reviews are on their cards as the package schedules them: Again, then Good
+    # (Good whatever the state: a right answer in Learning or Relearning is never Hard).
     for slot, rating in ((slots[0], fsrs.Rating.Again), (slots[1], fsrs.Rating.Good)):
         slot.refresh_from_db()
         card, _ = SCHEDULER.review_card(expected[slot.question_id], rating, review_datetime=slot.checked_at.astimezone(UTC))
         stored = ReviewCard.objects.get(user=demo_learner, question=slot.question)
         assert (stored.due, stored.last_review) == (card.due, card.last_review)
         assert stored.stability == pytest.approx(card.stability) and stored.due > timezone.now()
+    lapse = ReviewCard.objects.get(user=demo_learner, question=slots[0].question)
+    assert lapse.due == slots[0].checked_at + timedelta(minutes=10)
 
     page.goto(f"{live_server.url}/dashboard/")
     expect(page.get_by_role("button", name=f"Review due ({len(due) - 2})")).to_be_visible()

@@ -137,3 +137,50 @@ def test_existing_reports_get_the_slot_they_came_from(django_user_model):
         assert filled == {"reporter": slots[reporter.pk].pk, "stranger": None}
     finally:
         migrate_to_latest()
+
+
+def test_past_practices_submitted_with_nothing_answered_become_abandoned(django_user_model):
+    old = migrate(("exams", "0021_question_difficulty_reviewed_on"))
+    try:
+        get = lambda name: old.get_model("exams", name)  # noqa: E731
+        user = old.get_model("auth", "User").objects.create(username="quitter")
+        exam = get("Exam").objects.create(code="MIG-3", title="Migration", question_count=2, time_limit_minutes=10, passing_score=70)
+        domain = get("Domain").objects.create(exam=exam, name="Only", weight=100, order=1)
+        questions = [get("Question").objects.create(exam=exam, domain=domain, title=f"Q{n}", stem="Stem") for n in (1, 2)]
+        versions = [
+            get("QuestionVersion").objects.create(question=q, number=1, content={}, digest=f"{q.pk:064d}") for q in questions
+        ]
+
+        def attempt(mode, status, *, answered: bool):
+            made = get("Attempt").objects.create(
+                user=user, exam=exam, mode=mode, status=status, finished_at="2026-01-01T00:00Z",
+                score=50 if answered else 0, published_score=50 if answered else 0, right_count=1 if answered else 0,
+                total_count=2, passed=False,
+            )
+            for position, (question, version) in enumerate(zip(questions, versions, strict=True), start=1):
+                get("Response").objects.create(
+                    attempt=made, position=position, question=question, version=version, domain=domain, choice_order=[],
+                    is_correct=answered and position == 1,
+                    answered_at="2026-01-01T00:00Z" if answered else None,
+                )
+            return made.pk
+
+        empty = attempt("practice", "submitted", answered=False)
+        kept = attempt("practice", "submitted", answered=True)
+        ran_out = attempt("practice", "expired", answered=False)
+        empty_mock = attempt("mock", "submitted", answered=False)
+
+        new = migrate(("exams", "0022_i26_abandoned_practice"))
+        Attempt, Response = new.get_model("exams", "Attempt"), new.get_model("exams", "Response")
+        rows = {row["pk"]: row for row in Attempt.objects.values("pk", "status", "score", "right_count", "total_count")}
+        assert rows[empty] == {"pk": empty, "status": "abandoned", "score": None, "right_count": None, "total_count": None}
+        assert [rows[pk]["status"] for pk in (kept, ran_out, empty_mock)] == ["submitted", "expired", "submitted"]
+        assert rows[kept]["score"] == 50
+        assert set(Response.objects.filter(attempt_id=empty).values_list("is_correct", flat=True)) == {None}
+        assert set(Response.objects.filter(attempt_id=empty_mock).values_list("is_correct", flat=True)) == {False}
+
+        back = migrate(("exams", "0021_question_difficulty_reviewed_on"))
+        restored = back.get_model("exams", "Attempt").objects.get(pk=empty)
+        assert (restored.status, restored.score, restored.right_count, restored.total_count) == ("submitted", 0, 0, 2)
+    finally:
+        migrate_to_latest()

@@ -26,6 +26,7 @@ from django.db.models.functions import Now
 from exams.bounds import TEXT_LIMITS
 from exams.models import (
     Attempt,
+    AttemptStatus,
     Choice,
     Erratum,
     ErratumPolicy,
@@ -593,9 +594,14 @@ def _schedule_review(*, question: Question, erratum: Erratum, picked: frozenset[
     Their card keeps its memory state; only its due time moves to the confirmation (the
     database's clock). A learner with no card yet gets a new one, due then.
     """
-    holding = Response.objects.filter(question=question).filter(_selection_is(picked)).values("attempt_id")
+    holding = Response.objects.filter(question=question).filter(_selection_is(picked))
+    # An abandoned practice's answer was a review only if it was checked.
+    reviewed = holding.filter(checked_at__isnull=False).values("attempt_id")
     learners = (
-        Attempt.objects.filter(status__in=Attempt.FINISHED_STATUSES, pk__in=holding)
+        Attempt.objects.filter(
+            Q(status__in=Attempt.FINISHED_STATUSES, pk__in=holding.values("attempt_id"))
+            | Q(status=AttemptStatus.ABANDONED, pk__in=reviewed)
+        )
         .order_by()
         .values_list("user_id", flat=True)
         .distinct()

@@ -7,6 +7,7 @@ from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect, push_url, reswap, retarget, trigger_client_event
@@ -20,6 +21,8 @@ from exams.room.access import in_running_mock, learner_required, owned_attempt
 from exams.room.forms import AnswerForm
 from exams.room.views.answered import confirmed_erratum_of, result_item
 from exams.room.views.deadline import conflict, time_up
+from exams.study import scheduling
+from exams.study.reviews import due_after_check
 
 
 def _navigator_button(slot: dict, current: int, *, oob: bool = False) -> SafeString:
@@ -108,6 +111,8 @@ def _question_context(request, shown: reading.Shown, *, walk: str = "") -> dict:
         # mock started since holds the same question).
         held = in_running_mock(request.user, response.question_id)
         feedback = result_item(response, None if held else confirmed_erratum_of(response.question_id), held=held)
+    # When the question comes back for review; not on a held one, whose timing would tell its verdict.
+    due = None if held or feedback is None else due_after_check(response, user=request.user)
     return {
         "attempt": attempt,
         "exam": attempt.exam,
@@ -124,10 +129,11 @@ def _question_context(request, shown: reading.Shown, *, walk: str = "") -> dict:
         "checkable": attempt.checks_one_by_one,
         # Not on a question a running mock holds: the added question's topic would name its topic.
         "can_try_another": response.checked_at is not None and attempt.mode in (AttemptMode.PRACTICE, AttemptMode.DRILL)
-        and not attempt.is_finished and not held,
+        and not attempt.has_ended and not held,
         "bookmarked": response.checked_at is not None
         and Bookmark.objects.filter(user=request.user, question_id=response.question_id).exists(),
         "feedback": feedback,
+        "comes_back": scheduling.comes_back(due=due, now=timezone.now()) if due else None,
         "key_hint": _key_hint(len(options)),
         "walk": walk,
         "walk_slots": _walk_slots(navigator, walk, response.position),
@@ -230,7 +236,7 @@ def _in_one_statement(request: HttpRequest, posted, attempt_id: int, position: i
 def _closed(request: HttpRequest, attempt: Attempt) -> HttpResponse | None:
     """An attempt that has ended (or whose time is up) shows its results; a post to it is refused."""
     results_url = reverse("exams:results", args=[attempt.pk])
-    if attempt.is_finished:
+    if attempt.has_ended:
         if request.method == "POST":
             return conflict("This attempt has ended; answers can no longer change.", results_url)
         return redirect(results_url)

@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from exams.models import Attempt, AttemptMode
@@ -19,7 +20,7 @@ from exams.room.views.deadline import time_up
 def review(request: HttpRequest, attempt_id: int) -> HttpResponse:
     with transaction.atomic():
         attempt = owned_attempt(request.user, attempt_id, with_clock=True)
-        if attempt.is_finished:
+        if attempt.has_ended:
             return redirect("exams:results", attempt_id=attempt.pk)
         if attempt.is_past_grace():
             return time_up(request, attempt)
@@ -46,6 +47,8 @@ def review(request: HttpRequest, attempt_id: int) -> HttpResponse:
 def submit(request: HttpRequest, attempt_id: int) -> HttpResponse:
     """Submit after a confirmation; without JavaScript the confirmation is its own page."""
     attempt = owned_attempt(request.user, attempt_id)
+    if attempt.is_abandoned:
+        return _abandoned(request, attempt)
     if not attempt.is_finished and request.POST.get("confirmed") != "1":
         return _confirm_page(request, attempt)
     services.attempt_submit(
@@ -75,6 +78,8 @@ FILTERS = {"all": "All questions", "wrong": "Wrong or unanswered", "flagged": "F
 def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
     with transaction.atomic():
         attempt = owned_attempt(request.user, attempt_id, for_update=True, with_clock=True)
+        if attempt.is_abandoned:
+            return _abandoned(request, attempt)
         if not attempt.is_finished:
             if not attempt.is_past_grace():
                 messages.info(request, "Results appear once the attempt is submitted.")
@@ -83,7 +88,11 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
     shown = request.GET.get("show", "all")
     if shown not in FILTERS:
         shown = "all"
-    domains = list(attempt.exam.domains.all())
+    domains = attempt.exam.domains.all()
+    if attempt.mode != AttemptMode.MOCK:
+        # A practice, drill or review lists the domains it held, not the exam's empty ones.
+        domains = domains.filter(pk__in=attempt.responses.values("domain_id"))
+    domains = list(domains)
     chosen_domain = next((d for d in domains if str(d.pk) == request.GET.get("domain")), None)
     previous = report.previous_attempt(attempt)
     table = [
@@ -100,6 +109,8 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
             "table": table,
             "chart": _chart(table, attempt.exam.passing_score),
             "previous": previous,
+            # No column of dashes: a change shows only where a domain has one.
+            "show_change": any(row["change"] is not None for row in table),
             "items": [result_item(r, errata.get(r.question_id), held=r.held) for r in responses],
             "shown": shown,
             "filters": FILTERS,
@@ -127,6 +138,8 @@ def _change(row: dict) -> Decimal | None:
 def practise_wrong(request: HttpRequest, attempt_id: int) -> HttpResponse:
     """An untimed practice of exactly the questions this attempt got wrong or left unanswered."""
     attempt = owned_attempt(request.user, attempt_id)
+    if attempt.is_abandoned:
+        return _abandoned(request, attempt)
     if not attempt.is_finished:
         return redirect("exams:attempt", attempt_id=attempt.pk)
     services.finalize_expired(user=request.user)
@@ -141,13 +154,23 @@ def practise_wrong(request: HttpRequest, attempt_id: int) -> HttpResponse:
         # Abandoning the running practice and starting this one stand or fall together.
         with transaction.atomic():
             if running is not None:
-                services.attempt_submit(user=request.user, attempt_id=running.pk)
+                services.attempt_abandon(user=request.user, attempt_id=running.pk)
             started = services.attempt_start(user=request.user, exam=attempt.exam, mode=AttemptMode.PRACTICE, question_ids=wrong)
     except services.StartRefused as refused:
         messages.error(request, str(refused))
         return redirect("exams:results", attempt_id=attempt.pk)
     messages.info(request, f"Practising the {started.attempt.responses.count()} questions you got wrong or left unanswered.")
     return redirect("exams:question", attempt_id=started.attempt.pk, position=1)
+
+
+def _abandoned(request: HttpRequest, attempt: Attempt) -> HttpResponse:
+    """An abandoned practice has no results: it was ended before it was submitted."""
+    messages.info(
+        request,
+        "You ended that practice before submitting it, so it has no score and no results. "
+        "The answers you checked in it still count towards your reviews.",
+    )
+    return redirect(reverse("exams:dashboard") + f"?exam={attempt.exam.code}")
 
 
 def _domain_percent(right: int, total: int) -> Decimal | None:

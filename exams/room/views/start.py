@@ -71,6 +71,6 @@ def start_session(request: HttpRequest, code: str) -> HttpResponse:
 @login_required
 def attempt_resume(request: HttpRequest, attempt_id: int) -> HttpResponse:
     attempt = owned_attempt(request.user, attempt_id)
-    if attempt.is_finished:
+    if attempt.has_ended:
         return redirect("exams:results", attempt_id=attempt.pk)
     return redirect("exams:question", attempt_id=attempt.pk, position=attempt.last_position)

@@ -65,7 +65,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "domains": exam.domains.all(),
             # Driven by the learner's attempt ids so the (attempt, event) index is used.
             "score_changes": RegradeChange.objects.filter(
-                attempt__in=Attempt.objects.filter(user=request.user, exam=exam).values("pk")
+                attempt__in=Attempt.objects.finished().filter(user=request.user, exam=exam).values("pk")
             )
             .select_related("attempt", "event__erratum__question")
             .order_by("-event__created_at", "-pk")[:10],

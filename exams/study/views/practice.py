@@ -82,7 +82,7 @@ def _start(request: HttpRequest, exam: Exam, form: PracticeBuilderForm) -> HttpR
         # that is refused (a mock running, nothing matching) leaves that practice as it was.
         with transaction.atomic():
             if running is not None:
-                services.attempt_submit(user=request.user, attempt_id=running.pk)
+                services.attempt_abandon(user=request.user, attempt_id=running.pk)
             started = practice_build(user=request.user, exam=exam, plan=form.plan())
     except services.StartRefused as refused:
         messages.error(request, str(refused))
@@ -104,7 +104,7 @@ def another_like_this(request: HttpRequest, attempt_id: int, position: int) -> H
         if response is None:
             raise Http404("No such question in this attempt.")
         back = redirect("exams:question", attempt_id=attempt.pk, position=position)
-        if attempt.is_finished or attempt.is_past_grace():
+        if attempt.has_ended or attempt.is_past_grace():
             messages.error(request, "This session has ended: start a new one from the practice builder.")
             return redirect("exams:results", attempt_id=attempt.pk)
         if attempt.mode not in (AttemptMode.PRACTICE, AttemptMode.DRILL) or response.checked_at is None:

@@ -233,7 +233,7 @@ class TestResults:
         assert not running.is_finished
         learner_client.post(reverse("exams:practise_wrong", args=[attempt.pk]), {"abandon": running.pk})
         running.refresh_from_db()
-        assert running.is_finished
+        assert running.status == "abandoned" and running.score is None
         assert learner.attempts.filter(mode=AttemptMode.PRACTICE, status="in_progress").get().responses.count() == 10
 
     def test_it_is_hidden_when_nothing_was_wrong_and_refuses_other_learners(self, learner_client, learner, client, other_learner):

@@ -17,6 +17,7 @@ from exams.models import (
     ErratumPolicy,
     ErratumSource,
     ErratumStatus,
+    Question,
     ReviewCard,
 )
 from exams.room import services
@@ -118,6 +119,21 @@ class TestCheckAnswer:
         assert response.status_code == 422 and "<html" in response.content.decode() and "Pick an answer" in response.content.decode()
         assert attempt.responses.get(position=1).checked_at is None
 
+    def test_a_choose_two_check_with_one_pick_is_refused_not_graded(self, learner_client, learner):
+        exam = exam_with_bank()
+        Question.objects.filter(exam=exam).update(kind="multiple", choose=2)
+        start_session(learner_client, exam, mode="practice", count=2)
+        attempt = Attempt.objects.get(user=learner)
+        for headers in (HTMX, {}):
+            response = learner_client.post(question_url(attempt, 1), {"choice": ["1"], "check": "1"}, headers=headers)
+            assert response.status_code == 422
+            assert "This question asks you to choose 2: pick 1 more before checking it." in response.content.decode()
+        slot = attempt.responses.get(position=1)
+        assert (slot.checked_at, slot.is_correct, slot.picks.count()) == (None, None, 0), "refused: nothing changed"
+        assert not ReviewCard.objects.exists()
+        response = learner_client.post(question_url(attempt, 1), {"choice": ["1", "2"], "check": "1"}, headers=HTMX)
+        assert response.status_code == 200 and attempt.responses.get(position=1).checked_at is not None
+
     def test_a_mock_cannot_be_checked_one_by_one(self, learner_client, learner):
         exam = exam_with_bank()
         learner_client.post(reverse("exams:start_mock", args=[exam.code]))
@@ -200,13 +216,15 @@ class TestReviewCards:
 
 
 def expected_card(history, *, retention=0.9, maximum_interval=36500) -> fsrs.Card:
-    """The card the fsrs package itself makes of this history, with the scheduler issue 15 names."""
+    """The card the fsrs package itself makes of this history, with the scheduler issue 26 names."""
     scheduler = fsrs.Scheduler(
-        desired_retention=retention, learning_steps=(), relearning_steps=(), enable_fuzzing=False,
-        maximum_interval=maximum_interval,
+        desired_retention=retention, learning_steps=(timedelta(minutes=10),), relearning_steps=(timedelta(minutes=10),),
+        enable_fuzzing=False, maximum_interval=maximum_interval,
     )
     card = fsrs.Card(card_id=1)
     for rating, at in history:
+        # Issue 26: Hard applies in Review; in Learning and Relearning a right answer is Good.
+        rating = fsrs.Rating.Good if rating == fsrs.Rating.Hard and card.state != fsrs.State.Review else rating
         card, _ = scheduler.review_card(card, rating, review_datetime=at.astimezone(UTC))
     return card
 
@@ -286,3 +304,37 @@ def test_a_capped_review_says_how_many_of_the_due_questions_it_takes(learner_cli
     # The 50 most overdue.
     taken = set(Attempt.objects.get(user=learner, mode=AttemptMode.REVIEW).responses.values_list("question", flat=True))
     assert taken == {question.pk for question in questions[12:]}
+
+
+class TestPracticeResults:
+    def finished_practice(self, client, user, exam, domain) -> Attempt:
+        """A practice of two questions of one domain, both checked (the last check ends it)."""
+        questions = list(domain.questions.order_by("pk").values_list("pk", flat=True)[:2])
+        attempt = attempt_start(user=user, exam=exam, mode=AttemptMode.PRACTICE, question_ids=questions).attempt
+        for slot in attempt.responses.order_by("position"):
+            client.post(question_url(attempt, slot.position), {"choice": positions(slot, right=True), "check": "1"}, headers=HTMX)
+        attempt.refresh_from_db()
+        assert attempt.is_finished
+        return attempt
+
+    def test_they_list_only_the_domains_the_session_held_and_no_column_of_dashes(self, learner_client, learner):
+        exam = exam_with_bank(weights=(60, 40))
+        first, second = exam.domains.order_by("order")
+        earlier = self.finished_practice(learner_client, learner, exam, second)
+        attempt = self.finished_practice(learner_client, learner, exam, first)
+        page = learner_client.get(reverse("exams:results", args=[attempt.pk])).content.decode()
+        assert f'<th scope="row">{first.name}</th>' in page and second.name not in page
+        # The previous practice held another domain: no change to show, so no Change column.
+        assert ">Change</th>" not in page
+        again = self.finished_practice(learner_client, learner, exam, first)
+        page = learner_client.get(reverse("exams:results", args=[again.pk])).content.decode()
+        assert ">Change</th>" in page and f'<th scope="row">{second.name}</th>' not in page
+        assert earlier.pk != again.pk
+
+    def test_a_mock_lists_every_domain(self, learner_client, learner):
+        exam = exam_with_bank(weights=(60, 40))
+        learner_client.post(reverse("exams:start_mock", args=[exam.code]))
+        attempt = Attempt.objects.get(user=learner, mode=AttemptMode.MOCK)
+        learner_client.post(reverse("exams:submit", args=[attempt.pk]), {"confirmed": "1"})
+        page = learner_client.get(reverse("exams:results", args=[attempt.pk])).content.decode()
+        assert all(f'<th scope="row">{domain.name}</th>' in page for domain in exam.domains.all())

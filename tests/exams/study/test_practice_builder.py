@@ -213,7 +213,7 @@ class TestStarting:
         assert the_practice(learner) == running
         post(learner_client, bank, choices(count="7", start="1", abandon=str(running.pk)))
         running.refresh_from_db()
-        assert running.is_finished
+        assert running.status == "abandoned" and running.score is None
         assert the_practice(learner).responses.count() == 7
 
     def test_nothing_matching_starts_nothing(self, learner_client, learner, bank):
