@@ -645,6 +645,15 @@ class QuestionAutocomplete(AutocompleteSelect):
         return super().optgroups(name, [candidate for candidate in value if is_id(candidate)], attr)
 
 
+def decided_list() -> HttpResponse:
+    """The errata list after a decision: all of them, so the one just decided is there and counted.
+
+    The default list holds open errata only, so it said "0 errata" (and "0 results (1
+    total)", whose link led back to the same empty list) once the last one was decided.
+    """
+    return HttpResponseRedirect(f"{reverse('admin:exams_erratum_changelist')}?{ErratumStatusFilter.parameter_name}={ErratumStatusFilter.ALL}")
+
+
 @admin.register(Erratum)
 class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
     """The triage queue: open errata first, the most disputed and newest on top."""
@@ -747,7 +756,7 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
         if form.cleaned_data["decision"] == "reject":
             regrade.erratum_reject(erratum=erratum, user=request.user, note=form.cleaned_data["note"])
             self.message_user(request, f"Rejected the reports on “{erratum.question}”. Nothing was regraded.")
-            return redirect("admin:exams_erratum_changelist")
+            return decided_list()
         confirming = request.POST.get("action") == "confirm" and request.POST.get("preview")
         decision = {
             "policy": form.cleaned_data["policy"],
@@ -767,7 +776,7 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
         if outcome.event is None:
             return outcome.summary
         self.message_user(request, regrade.confirmed_message(outcome.summary), messages.SUCCESS)
-        return redirect("admin:exams_erratum_changelist")
+        return decided_list()
 
     def _triage_context(self, request, *, erratum: Erratum, choices: list, form, holding: int) -> dict:
         """What the triage page shows besides the decision: tallies, reports, past regrades, jobs."""

@@ -112,6 +112,19 @@ def test_confirming_previews_the_regrade_then_sets_the_key_and_regrades_every_at
     assert RegradeEvent.objects.get().scores_changed == 2
 
 
+def test_after_a_confirmation_the_errata_list_shows_and_counts_the_decided_one(instructor_client, disputed):
+    question, _ = disputed
+    erratum = Erratum.objects.get(question=question)
+    _, response = confirm_via_preview(
+        instructor_client, erratum,
+        {"policy": "credit_corrected", "corrected_key": [question.choices.get(label="B").pk], "note": "B was right."},
+    )
+    page = response.content.decode()
+    assert response.redirect_chain[-1][0] == f"{reverse('admin:exams_erratum_changelist')}?status=all"
+    assert "0 errata" not in page and re.search(r"1 erratum\s*</nav>", page)
+    assert question.title in page
+
+
 def test_the_preview_changes_nothing(instructor_client, disputed):
     question, attempts = disputed
     erratum = Erratum.objects.get(question=question)
