@@ -177,7 +177,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # `manage.py worker` (a service in docker-compose.yml; `make run` starts one).
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
 # Started by the worker command; each run schedules the next (jobs.periodic).
-PERIODIC_TASKS = ["exams.tasks.finalize_expired_attempts"]
+PERIODIC_TASKS = ["exams.tasks.finalize_expired_attempts", "exams.statistics.tasks.refresh_statistics_nightly"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

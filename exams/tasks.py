@@ -10,7 +10,8 @@ from django.tasks import task
 from exams.bank.errata.regrade import erratum_confirm_job
 from exams.bank.imports import import_pending_upload
 from exams.room.services import finalize_expired
-from exams.statistics.refresh import statistics_refresh_job
+# Queued before the refresh moved to its own package, a task row names exams.tasks.refresh_statistics.
+from exams.statistics.tasks import refresh_statistics  # noqa: F401
 from jobs.periodic import schedule_next
 from jobs.services import job_run
 
@@ -21,12 +22,6 @@ FINALIZE_EVERY = timedelta(minutes=1)
 def import_questions(*, job_id: int) -> None:
     """A large question import (see exams.bank.admin_imports.BACKGROUND_IMPORT_OVER)."""
     job_run(job_id=job_id, work=import_pending_upload)
-
-
-@task()
-def refresh_statistics(*, job_id: int) -> None:
-    """Item statistics of one exam's whole bank."""
-    job_run(job_id=job_id, work=statistics_refresh_job)
 
 
 @task()

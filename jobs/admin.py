@@ -9,8 +9,8 @@ from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils.html import format_html
 
-from jobs.models import Job
-from jobs.services import job_abandon
+from jobs.models import Job, JobStatus
+from jobs.services import job_abandon, running_ahead
 
 # htmx stops polling when a response has this status: the job has finished.
 STOP_POLLING = 286
@@ -27,11 +27,13 @@ def show_outcome_with(kind: str, template: str, context: Callable[[Job], dict]) 
 
 
 def progress_context(job: Job) -> dict:
+    # A job queued behind a running one (jobs.services.job_request) says which.
+    base = {"job": job, "ahead": running_ahead(job) if job.status == JobStatus.QUEUED else None}
     outcome = None if job.is_active else OUTCOME_TEMPLATES.get(job.kind)
     if outcome is None:
-        return {"job": job}
+        return base
     template, context = outcome
-    return {"job": job, "outcome_template": template, **context(job)}
+    return {**base, "outcome_template": template, **context(job)}
 
 
 def progress_response(request: HttpRequest, job: Job) -> HttpResponse:

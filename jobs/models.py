@@ -1,8 +1,9 @@
 """A Job: one piece of long work run by the task worker, with its progress and outcome."""
 # Django's tasks framework runs work but records no progress and allows any number of the
-# same task at once. A Job row is what the admin polls, and its partial unique constraint
-# is what refuses a second import into one exam (or a second regrade of one erratum)
-# while the first is queued or running.
+# same task at once. A Job row is what the admin polls, and its partial unique constraints
+# are what refuse a second import into one exam (or a second regrade of one erratum)
+# while the first is queued or running, and what keep a refresh (a job that queues behind)
+# to one running and one queued.
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -35,6 +36,11 @@ class Job(models.Model):
     error = models.TextField(blank=True, help_text="Why the job failed; a failed job changed nothing.")
     # The job's input (an uploaded bank's text, say); emptied once the job has finished.
     payload = models.JSONField(default=dict, blank=True)
+    # Work whose latest run is all that matters (a statistics refresh): a request while one
+    # runs queues behind it instead of being refused (jobs.services.job_request).
+    queues_behind = models.BooleanField(
+        default=False, help_text="A request while one runs waits behind it (one running, one queued) instead of being refused."
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -47,9 +53,21 @@ class Job(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["kind", "target"],
-                condition=Q(status__in=ACTIVE_STATUSES),
+                condition=Q(status__in=ACTIVE_STATUSES, queues_behind=False),
                 name="one_active_job_per_kind_and_target",
                 violation_error_message="A job of this kind is already queued or running for this target.",
+            ),
+            models.UniqueConstraint(
+                fields=["kind", "target"],
+                condition=Q(status=JobStatus.QUEUED, queues_behind=True),
+                name="one_queued_job_behind_per_kind_and_target",
+                violation_error_message="A job of this kind is already queued for this target.",
+            ),
+            models.UniqueConstraint(
+                fields=["kind", "target"],
+                condition=Q(status=JobStatus.RUNNING, queues_behind=True),
+                name="one_running_job_behind_per_kind_and_target",
+                violation_error_message="A job of this kind is already running for this target.",
             ),
             models.CheckConstraint(condition=Q(total=0) | Q(done__lte=models.F("total")), name="job_done_within_total"),
         ]

@@ -3,7 +3,7 @@
 # again after its interval; the worker command starts the chain when none is waiting.
 # Chains that doubled (two workers starting at once) fold back into one, because a run
 # only schedules the next when no other run is already waiting.
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.tasks import Task, TaskResultStatus
@@ -20,16 +20,30 @@ def _waiting(task: Task) -> bool:
     ).exists()
 
 
-def schedule_next(task: Task, *, every: timedelta) -> bool:
-    """Enqueue the task's next run after `every`, unless a run is already waiting.
+def schedule_next(task: Task, *, every: timedelta | None = None, at: datetime | None = None) -> bool:
+    """Enqueue the task's next run after `every`, or at `at`, unless a run is already waiting.
 
     Only a backend that can defer (the database one) keeps a chain; with the immediate
     backend a run is just a run.
     """
+    if (every is None) == (at is None):
+        raise ValueError("give either every= or at=")
     if not task.get_backend().supports_defer or _waiting(task):
         return False
-    task.using(run_after=timezone.now() + every).enqueue()
+    task.using(run_after=at if at is not None else timezone.now() + every).enqueue()
     return True
+
+
+def next_time_of_day(*, hour: int, after: datetime) -> datetime:
+    """The first `hour`:00 (in the project's time zone) strictly after `after`."""
+    local = timezone.localtime(after)
+    candidate = local.replace(hour=hour, minute=0, second=0, microsecond=0)
+    if candidate <= local:
+        candidate = timezone.make_aware(
+            datetime.combine(candidate.date() + timedelta(days=1), candidate.time().replace(tzinfo=None)),
+            timezone.get_current_timezone(),
+        )
+    return candidate
 
 
 def start_periodic_tasks() -> list[str]:

@@ -14,6 +14,7 @@
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Protocol
 
 from django.conf import settings
@@ -24,11 +25,14 @@ from django.utils import timezone
 from jobs.models import Job, JobStatus
 
 __all__ = [
-    "JOBS_DATABASE", "JobAlreadyActive", "JobError", "JobResult", "Progress", "job_abandon", "job_enqueue", "job_run", "target_of",
+    "JOBS_DATABASE", "JobAlreadyActive", "JobError", "JobResult", "Progress", "job_abandon", "job_enqueue", "job_request",
+    "job_run", "target_of",
 ]
 
 logger = logging.getLogger(__name__)
 JOBS_DATABASE = "jobs"
+# A job queued behind a running one looks again this long after its task found it busy.
+BEHIND_RETRY = timedelta(seconds=5)
 
 
 class JobAlreadyActive(Exception):
@@ -88,17 +92,53 @@ def job_enqueue(
     return Job.objects.get(pk=job.pk)
 
 
-def job_run(*, job_id: int, work: Callable[..., "str | JobResult | None"]) -> Job | None:
+def job_request(*, kind: str, target: str, title: str, task: Task, total: int = 0, payload: dict | None = None, user=None) -> Job:
+    """Ask for work whose latest run is all that matters (a statistics refresh); never refused.
+
+    With none of this kind and target active, a job is queued. With one queued, that one is
+    the answer: it has not started, so it will see whatever this request was made for. With
+    one running only, a second is queued behind it and starts once the first has finished
+    (job_run looks again every BEHIND_RETRY). So at most one runs and one waits.
+    """
+    for _ in range(3):
+        waiting = Job.objects.filter(kind=kind, target=target, status=JobStatus.QUEUED, queues_behind=True).first()
+        if waiting is not None:
+            return waiting
+        try:
+            with transaction.atomic():
+                job = Job.objects.create(
+                    kind=kind, target=target, title=title, total=total, payload=payload or {}, created_by=user,
+                    queues_behind=True,
+                )
+                task.enqueue(job_id=job.pk)
+        except IntegrityError:
+            continue  # another request queued one first (or it started meanwhile): look again
+        return Job.objects.get(pk=job.pk)
+    raise RuntimeError(f"could not queue a {kind} job for {target}")
+
+
+def running_ahead(job: Job) -> Job | None:
+    """The job of the same kind and target running ahead of this queued-behind one, if any."""
+    if not job.queues_behind:
+        return None
+    return Job.objects.filter(kind=job.kind, target=job.target, status=JobStatus.RUNNING).exclude(pk=job.pk).first()
+
+
+def job_run(
+    *, job_id: int, work: Callable[..., "str | JobResult | None"], requeue: Task | None = None
+) -> Job | None:
     """Run work(job=, progress=) for a queued job in one transaction and record how it ended.
 
     The payload is emptied when the job ends, unless the work returns a JobResult (or raises
-    a JobError) with a result to keep there.
+    a JobError) with a result to keep there. A job queued behind a running one (job_request)
+    stays queued, and `requeue` (the task that called this) is enqueued to look again after
+    BEHIND_RETRY.
     """
-    claimed = Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
-        status=JobStatus.RUNNING, started_at=timezone.now()
-    )
-    if not claimed:
-        # Already run (a task delivered twice), or the job row is gone.
+    if not _claim(job_id):
+        job = Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).first()
+        if job is not None:
+            _look_again_later(job, requeue)
+        # Else already run (a task delivered twice), or the job row is gone.
         return None
     job = Job.objects.get(pk=job_id)
     # The last figures heard, written again at the end in case they could not be before.
@@ -120,6 +160,28 @@ def job_run(*, job_id: int, work: Callable[..., "str | JobResult | None"]) -> Jo
             message, kept = message.message, message.result
         _finish(job_id, status=JobStatus.SUCCEEDED, message=message or "", payload=kept, **latest)
     return Job.objects.get(pk=job_id)
+
+
+def _claim(job_id: int) -> bool:
+    """Mark the queued job running, unless one of its kind and target runs ahead of it."""
+    job = Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).first()
+    if job is None or running_ahead(job) is not None:
+        return False
+    try:
+        with transaction.atomic():
+            # The constraint on running jobs settles two workers claiming at the same moment.
+            return bool(Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
+                status=JobStatus.RUNNING, started_at=timezone.now()
+            ))
+    except IntegrityError:
+        return False
+
+
+def _look_again_later(job: Job, requeue: Task | None) -> None:
+    if requeue is not None and requeue.get_backend().supports_defer:
+        requeue.using(run_after=timezone.now() + BEHIND_RETRY).enqueue(job_id=job.pk)
+    else:
+        logger.warning("Job %s stays queued behind a running %s job, and nothing will look at it again", job.pk, job.kind)
 
 
 def _finish(job_id: int, *, payload: dict | None = None, **fields) -> None:

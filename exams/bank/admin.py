@@ -8,13 +8,14 @@ from django.contrib.admin.widgets import AutocompleteSelect, RelatedFieldWidgetW
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Case, Count, Exists, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
+from django.views.decorators.http import require_POST
 
 from config.integrity import RaceSafeAdminMixin
 from config.routers import statistics_reads
@@ -41,10 +42,19 @@ from exams.models import (
     Question,
     QuestionKind,
 )
-from exams.statistics.formulas import MIN_N_FOR_MISKEY
+from exams.statistics.formulas import (
+    MIN_N_FOR_DISTRACTOR_VERDICT,
+    MIN_N_FOR_ITEM_FIGURES,
+    MIN_N_FOR_TEST_FIGURES,
+    too_few_attempts,
+)
+from exams.statistics.tasks import REFRESH_JOB, statistics_refresh_request
 from jobs.admin import show_outcome_with
-from jobs.models import ACTIVE_STATUSES, Job
-from jobs.services import JobAlreadyActive, job_enqueue, target_of
+from jobs.models import ACTIVE_STATUSES, Job, JobStatus
+from jobs.services import JobAlreadyActive, job_enqueue, running_ahead, target_of
+
+# What every "not computed yet" says instead of a shell command.
+REFRESHED_WHEN = "Statistics are refreshed every night, after an import or a regrade, and by “Refresh statistics”."
 
 
 def _live_forms(formset) -> list:
@@ -73,23 +83,35 @@ class DomainInline(admin.StackedInline):
     fields = ("name", "weight", "order")
 
 
-@admin.action(description="Refresh item statistics of the selected exams (in the background)", permissions=["change"])
-def refresh_statistics_in_background(modeladmin, request, queryset) -> None:
-    from exams.tasks import refresh_statistics
-    from jobs.services import JobAlreadyActive, job_enqueue, target_of
+def refresh_requested(job: Job) -> str:
+    """What the instructor is told after asking for a refresh: where their request stands."""
+    if job.status == JobStatus.QUEUED:
+        ahead = running_ahead(job)
+        where = f"queued behind job #{ahead.pk}, which is running" if ahead else "queued"
+        return f"{job.title}: {where}. It recomputes from every finished mock, so a refresh asked for meanwhile is part of it."
+    return f"{job.title}: {job.get_status_display().lower()}."
 
+
+def refresh_statistics_of(modeladmin, request, exam: Exam) -> Job:
+    """Ask for a refresh of the exam's statistics and say so, with a link to its progress."""
+    job = statistics_refresh_request(exam=exam, user=request.user)
+    url = reverse("admin:jobs_job_change", args=[job.pk])
+    modeladmin.message_user(request, format_html('{} <a href="{}">See its progress</a>.', refresh_requested(job), url), messages.INFO)
+    return job
+
+
+@admin.action(description="Refresh statistics of the selected exams (in the background)", permissions=["change"])
+def refresh_statistics_in_background(modeladmin, request, queryset) -> None:
     for exam in queryset:
-        try:
-            job = job_enqueue(
-                kind="refresh_statistics", target=target_of(exam), title=f"Refresh the item statistics of {exam.code}",
-                task=refresh_statistics, total=1, payload={"exam": exam.pk}, user=request.user,
-            )
-        except JobAlreadyActive as busy:
-            job, level, text = busy.job, messages.WARNING, f"Not started again: {busy}"
-        else:
-            level, text = messages.INFO, f"{job.title}: {job.get_status_display().lower()}."
-        url = reverse("admin:jobs_job_change", args=[job.pk])
-        modeladmin.message_user(request, format_html('{} <a href="{}">See its progress</a>.', text, url), level)
+        refresh_statistics_of(modeladmin, request, exam)
+
+
+def latest_refresh(exam_ids) -> Job | None:
+    """The newest refresh job still queued or running for these exams, if any (one query)."""
+    return (
+        Job.objects.active().filter(kind=REFRESH_JOB, target__in=[f"exams.exam:{pk}" for pk in exam_ids])
+        .defer("payload").order_by("-created_at", "-id").first()
+    )
 
 
 @admin.register(Exam)
@@ -100,6 +122,35 @@ class ExamAdmin(admin.ModelAdmin):
     inlines = [DomainInline]
     readonly_fields = ("test_statistics",)
     actions = [refresh_statistics_in_background]
+    change_form_template = "admin/exams/exam/change_form.html"
+
+    def get_urls(self):
+        return [
+            path(
+                "refresh-statistics/", self.admin_site.admin_view(require_POST(self.refresh_statistics_view)),
+                name="exams_exam_refresh_statistics",
+            ),
+            *super().get_urls(),
+        ]
+
+    def refresh_statistics_view(self, request) -> HttpResponse:
+        """The "Refresh statistics" button (the exam's page, the question list): queue a refresh, show its progress."""
+        raw = request.POST.get("exam", "")
+        exam = Exam.objects.filter(pk=int(raw)).first() if raw.isdigit() else None
+        if exam is None:
+            self.message_user(request, "Choose an exam whose statistics to refresh; nothing was started.", messages.ERROR)
+            return redirect("admin:exams_question_changelist")
+        if not self.has_change_permission(request, exam):
+            raise PermissionDenied
+        job = refresh_statistics_of(self, request, exam)
+        return redirect("admin:jobs_job_change", job.pk)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = dict(extra_context or {})
+        if str(object_id).isdigit() and self.has_change_permission(request):
+            extra_context["refresh_exams"] = list(Exam.objects.filter(pk=int(object_id)).values_list("pk", "code"))
+            extra_context["refresh_job"] = latest_refresh([int(object_id)])
+        return super().change_view(request, object_id, form_url, extra_context)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(
@@ -114,8 +165,10 @@ class ExamAdmin(admin.ModelAdmin):
         with statistics_reads():
             rows = list(ExamStatistic.objects.filter(exam=exam).order_by("first_mock_only"))
         if not rows:
-            return "Not computed yet: run manage.py refresh_item_statistics."
-        return render_to_string("admin/exams/exam/test_statistics.html", {"rows": rows})
+            return f"Not computed yet. {REFRESHED_WHEN}"
+        for row in rows:
+            row.too_few = too_few_attempts(row.attempts, minimum=MIN_N_FOR_TEST_FIGURES)
+        return render_to_string("admin/exams/exam/test_statistics.html", {"rows": rows, "minimum": MIN_N_FOR_TEST_FIGURES})
 
     @admin.display(description="Active questions", ordering="bank")
     def bank_size(self, exam: Exam) -> int:
@@ -266,7 +319,7 @@ class TopicFilter(admin.AllValuesFieldListFilter):
 
 
 class LikelyMiskeyedFilter(admin.SimpleListFilter):
-    """Reads the stored item statistics (manage.py refresh_item_statistics), never recomputes them."""
+    """Reads the stored item statistics (exams.statistics.tasks refreshes them), never recomputes them."""
 
     title = "likely mis-keyed"
     parameter_name = "miskeyed"
@@ -322,9 +375,9 @@ class QuestionChangeList(ChangeList):
 
 
 SEARCH_WORDS = 10
-# Below this many finished mocks an item statistic is noise: the list shows n alone (the
-# same threshold as the mis-key rule, exams.statistics.formulas.MIN_N_FOR_MISKEY).
-STATISTICS_MIN_N = MIN_N_FOR_MISKEY
+# Below this many finished mocks an item statistic is noise: the list says "too few
+# attempts (n = 5)" in the n column and shows no figures (the mis-key rule's threshold too).
+STATISTICS_MIN_N = MIN_N_FOR_ITEM_FIGURES
 
 
 class QuestionAdminForm(forms.ModelForm):
@@ -444,17 +497,25 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
         stats = getattr(question, "item_statistics", None)
         if stats is None:
             return "—"  # not computed yet (the page says so)
-        return str(stats.n) if stats.n >= STATISTICS_MIN_N else f"{stats.n} (< {STATISTICS_MIN_N})"
+        return too_few_attempts(stats.n, minimum=STATISTICS_MIN_N) or f"{stats.n:,}"
 
     def changelist_view(self, request, extra_context=None):
         # Say how old the statistics on the page are: they are stored by a refresh, not live.
         with statistics_reads():
             latest = ItemStatistic.objects.order_by("-computed_at").values_list("computed_at", flat=True).first()
         if latest is None:
-            messages.info(request, "Item statistics have not been computed yet: run manage.py refresh_item_statistics.")
+            messages.info(request, f"Item statistics have not been computed yet. {REFRESHED_WHEN}")
         else:
-            messages.info(request, f"Item statistics as computed {timezone.localtime(latest):%Y-%m-%d %H:%M} "
-                                   "(manage.py refresh_item_statistics recomputes them).")
+            messages.info(request, f"Item statistics as computed {timezone.localtime(latest):%Y-%m-%d %H:%M}. {REFRESHED_WHEN}")
+        exams = list(Exam.objects.order_by("code").values_list("pk", "code"))
+        chosen = request.GET.get("exam__id__exact", "")
+        if chosen.isdigit() and int(chosen) in dict(exams):
+            exams = [(int(chosen), dict(exams)[int(chosen)])]
+        extra_context = {
+            **(extra_context or {}),
+            "refresh_exams": exams if self.admin_site.get_model_admin(Exam).has_change_permission(request) else [],
+            "refresh_job": latest_refresh([pk for pk, _ in exams]),
+        }
         return super().changelist_view(request, extra_context)
 
     @admin.display(description="p")
@@ -505,11 +566,14 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
         with statistics_reads():
             rows = {row.first_mock_only: row for row in ItemStatistic.objects.filter(question=question)}
         if not rows:
-            return "Not computed yet: run manage.py refresh_item_statistics."
+            return f"Not computed yet. {REFRESHED_WHEN}"
+        for row in rows.values():
+            row.too_few = too_few_attempts(row.n, minimum=MIN_N_FOR_ITEM_FIGURES)
+            row.no_distractor_verdict = too_few_attempts(row.n, minimum=MIN_N_FOR_DISTRACTOR_VERDICT)
         variants = [(label, rows[key]) for key, label in ((False, "All"), (True, "Each learner's first")) if key in rows]
         return render_to_string(
             "admin/exams/question/statistics_panel.html",
-            {"stats": rows.get(False), "first": rows.get(True), "variants": variants},
+            {"stats": rows.get(False), "first": rows.get(True), "variants": variants, "minimum": MIN_N_FOR_ITEM_FIGURES},
         )
 
     @admin.display(description="Stem as learners see it")
@@ -619,6 +683,15 @@ class QuestionAutocomplete(AutocompleteSelect):
         return super().optgroups(name, [candidate for candidate in value if is_id(candidate)], attr)
 
 
+def decided_list() -> HttpResponse:
+    """The errata list after a decision: all of them, so the one just decided is there and counted.
+
+    The default list holds open errata only, so it said "0 errata" (and "0 results (1
+    total)", whose link led back to the same empty list) once the last one was decided.
+    """
+    return HttpResponseRedirect(f"{reverse('admin:exams_erratum_changelist')}?{ErratumStatusFilter.parameter_name}={ErratumStatusFilter.ALL}")
+
+
 @admin.register(Erratum)
 class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
     """The triage queue: open errata first, the most disputed and newest on top."""
@@ -721,7 +794,7 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
         if form.cleaned_data["decision"] == "reject":
             regrade.erratum_reject(erratum=erratum, user=request.user, note=form.cleaned_data["note"])
             self.message_user(request, f"Rejected the reports on “{erratum.question}”. Nothing was regraded.")
-            return redirect("admin:exams_erratum_changelist")
+            return decided_list()
         confirming = request.POST.get("action") == "confirm" and request.POST.get("preview")
         decision = {
             "policy": form.cleaned_data["policy"],
@@ -741,7 +814,7 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
         if outcome.event is None:
             return outcome.summary
         self.message_user(request, regrade.confirmed_message(outcome.summary), messages.SUCCESS)
-        return redirect("admin:exams_erratum_changelist")
+        return decided_list()
 
     def _triage_context(self, request, *, erratum: Erratum, choices: list, form, holding: int) -> dict:
         """What the triage page shows besides the decision: tallies, reports, past regrades, jobs."""

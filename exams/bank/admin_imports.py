@@ -252,7 +252,7 @@ class QuestionImportExportMixin:
                 target=target_of(exam),
                 title=f"Import {questions:,} questions from {pending['filename'][:80]} into {exam.code}",
                 task=import_questions,
-                total=2 * questions,
+                total=questions,
                 payload={key: value for key, value in pending.items() if key != "token"},
                 user=request.user,
             )

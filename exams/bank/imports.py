@@ -29,6 +29,7 @@ from exams.bank.formats import (
 )
 from exams.bank.formats.registry import FORMATS, BankFormat
 from exams.models import Choice, Domain, Erratum, ErratumStatus, Exam, ExhibitImage, Question
+from exams.statistics.tasks import statistics_refresh_on_commit
 
 __all__ = [
     "FORMATS",
@@ -173,11 +174,11 @@ def import_bank(
     """Create the parsed questions in the exam, all or nothing; the summary says what happened.
 
     progress(done, total=, stage=), when given, hears how far the check and the writing
-    are: total is twice the question count (each question is checked, then written).
+    are, in questions: total is the question count, counted once while checking and
+    again while writing (the stage says which).
     """
-    total = 2 * len(result.questions)
     report = progress or (lambda done, **_: None)
-    report(0, total=total, stage="Checking questions")
+    report(0, total=len(result.questions), stage="Checking questions")
     with transaction.atomic():
         # Locked so that no domain disappears between the check and the insert.
         domains = _Domains(Domain.objects.filter(exam=exam).select_for_update().order_by("order", "id"))
@@ -254,11 +255,13 @@ def import_bank(
             notes=tuple(notes),
         )
         if summary.ok and not dry_run:
-            report(len(result.questions), stage="Writing questions")
+            report(0, stage="Writing questions")
             pairs = [(domain, parsed) for domain in domains.ordered for parsed in placed[domain.pk]]
             for start in range(0, len(pairs), _BATCH_SIZE):
                 _create(exam=exam, pairs=pairs[start : start + _BATCH_SIZE])
-                report(len(result.questions) + start + len(pairs[start : start + _BATCH_SIZE]))
+                report(start + len(pairs[start : start + _BATCH_SIZE]))
+            # The bank changed: its statistics are refreshed in the background.
+            statistics_refresh_on_commit(exam=exam)
     return summary
 
 

@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 MIN_N_FOR_MISKEY = 30
+# Below these many attempts a figure is noise, and the pages show "too few attempts (n = 5)"
+# in its place: an item's figures (facility, discrimination, shares) and a distractor's
+# "not functioning" verdict below 30, the test's reliability (KR-20, SEM) below 50.
+MIN_N_FOR_ITEM_FIGURES = 30
+MIN_N_FOR_DISTRACTOR_VERDICT = 30
+MIN_N_FOR_TEST_FIGURES = 50
 # From this n a flag may be "very likely" on the size of the gap alone, and no caveat is shown.
 MIN_N_FOR_CONFIDENT_MISKEY = 100
 # How far (as a share of the group size) a distractor's upper−lower gap must beat the key's.
@@ -268,6 +274,11 @@ def option_discrimination(*, n: int, picked: int, sum_y_picked: int, sum_y: int,
     return (n * sum_y_picked - picked * sum_y) / (math.sqrt(picks_spread) * math.sqrt(rest_spread))
 
 
+def too_few_attempts(n: int, *, minimum: int) -> str:
+    """What a page shows instead of a figure computed from fewer than `minimum` attempts; "" from `minimum` on."""
+    return f"too few attempts (n = {n:,})" if n < minimum else ""
+
+
 # A distractor picked by fewer than this share does no work.
 NON_FUNCTIONING_BELOW = 0.05
 
@@ -281,15 +292,17 @@ class ChoiceStatistic:
     lower: int
     share: float | None
     option_discrimination: float | None
+    # The attempts holding the item: below MIN_N_FOR_DISTRACTOR_VERDICT no verdict is given.
+    n: int
 
     @property
     def non_functioning(self) -> bool:
-        """A distractor almost nobody picks, or one the stronger attempts pick more."""
+        """A distractor almost nobody picks, or one the stronger attempts pick more (n ≥ 30)."""
         return bool(self.non_functioning_reason)
 
     @property
     def non_functioning_reason(self) -> str:
-        if self.is_key or self.share is None:
+        if self.is_key or self.share is None or self.n < MIN_N_FOR_DISTRACTOR_VERDICT:
             return ""
         if self.share < NON_FUNCTIONING_BELOW:
             return "picked by under 5%"
@@ -304,7 +317,7 @@ def choice_statistics(totals: ItemTotals, *, key: frozenset[int], all_choices: S
         ChoiceStatistic(
             choice_id=choice_id, is_key=choice_id in key, picked=picked,
             upper=totals.upper_counts.get(choice_id, 0), lower=totals.lower_counts.get(choice_id, 0),
-            share=picked / totals.n if totals.n else None,
+            share=picked / totals.n if totals.n else None, n=totals.n,
             option_discrimination=option_discrimination(
                 n=totals.n, picked=picked, sum_y_picked=totals.choice_sum_y.get(choice_id, 0),
                 sum_y=totals.sum_y, sum_yy=totals.sum_yy,

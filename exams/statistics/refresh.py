@@ -120,9 +120,12 @@ def item_statistics_refresh(*, exam: Exam) -> RefreshSummary:
 def statistics_refresh_job(*, job, progress) -> str:
     """The refresh_statistics job's work (jobs.services.job_run): item_statistics_refresh of the job's exam."""
     exam = Exam.objects.get(pk=job.payload["exam"])
-    progress(0, total=1, stage=f"Recomputing the item statistics of {exam.code}")
+    # Progress in questions, the figure an instructor knows; the work is a few set-based
+    # queries, so it jumps from none to all.
+    questions = Question.objects.filter(exam=exam).count()
+    progress(0, total=questions, stage=f"Recomputing the item statistics of {questions:,} questions of {exam.code}")
     summary = item_statistics_refresh(exam=exam)
-    progress(1)
+    progress(questions)
     flagged = summary.likely + summary.very_likely
     return (
         f"Stored the item statistics of {summary.questions:,} questions of {exam.code} over {summary.attempts:,} "

@@ -43,6 +43,7 @@ from exams.models import (
 )
 from exams.room import grading
 from exams.room.services import confirmed_erratum
+from exams.statistics.tasks import statistics_refresh_on_commit
 from exams.tuning import local_work_mem
 
 
@@ -165,6 +166,8 @@ def erratum_confirm(
         if dry_run:
             transaction.set_rollback(True)
             return RegradeOutcome(summary=summary, event=None)
+        # Keys and scores changed: the exam's statistics are refreshed in the background.
+        statistics_refresh_on_commit(exam=question.exam)
     return RegradeOutcome(summary=summary, event=event)
 
 
@@ -312,7 +315,9 @@ def regrade_question(*, question: Question, user: AbstractBaseUser | None = None
         if erratum is None:
             raise ValueError(f"question {question.pk} has no confirmed erratum to regrade by")
         key = frozenset(Choice.objects.filter(question=question, is_correct=True).order_by().values_list("pk", flat=True))
-        return _regrade_locked(question=question, erratum=erratum, key=key, user=user)
+        event = _regrade_locked(question=question, erratum=erratum, key=key, user=user)
+        statistics_refresh_on_commit(exam=question.exam)
+        return event
 
 
 def score_changes_for(

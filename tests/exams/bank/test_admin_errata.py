@@ -112,6 +112,19 @@ def test_confirming_previews_the_regrade_then_sets_the_key_and_regrades_every_at
     assert RegradeEvent.objects.get().scores_changed == 2
 
 
+def test_after_a_confirmation_the_errata_list_shows_and_counts_the_decided_one(instructor_client, disputed):
+    question, _ = disputed
+    erratum = Erratum.objects.get(question=question)
+    _, response = confirm_via_preview(
+        instructor_client, erratum,
+        {"policy": "credit_corrected", "corrected_key": [question.choices.get(label="B").pk], "note": "B was right."},
+    )
+    page = response.content.decode()
+    assert response.redirect_chain[-1][0] == f"{reverse('admin:exams_erratum_changelist')}?status=all"
+    assert "0 errata" not in page and re.search(r"1 erratum\s*</nav>", page)
+    assert question.title in page
+
+
 def test_the_preview_changes_nothing(instructor_client, disputed):
     question, attempts = disputed
     erratum = Erratum.objects.get(question=question)
@@ -293,13 +306,13 @@ def test_triage_shows_each_report_in_the_learners_own_letters(learner, other_lea
     assert "<td>2</td>" in row_d
 
 
-def test_item_statistics_below_30_mocks_show_only_n(instructor_client):
+def test_item_statistics_below_30_mocks_say_too_few_attempts(instructor_client):
     exam = exam_with_bank(weights=(100,), per_domain=10)
     for index in range(29):
         answered_and_finished(UserFactory(username=f"few{index}"), exam, pick_label="A")
     item_statistics_refresh(exam=exam)
     page = instructor_client.get(reverse("admin:exams_question_changelist"), {"exam__id__exact": exam.pk}).content.decode()
-    assert 'class="field-statistics_n">29 (&lt; 30)<' in page
+    assert 'class="field-statistics_n">too few attempts (n = 29)<' in page
     assert 'class="field-facility">—<' in page and 'class="field-facility">1.00<' not in page
 
 

@@ -1,5 +1,6 @@
 """Tests for item statistics: facility, discrimination, point-biserial and mis-key flags."""
 
+import dataclasses
 import math
 import statistics
 
@@ -331,6 +332,7 @@ from exams.statistics.formulas import (  # noqa: E402
     option_discrimination,
     random_guess_score,
     score_statistics,
+    too_few_attempts,
     totals_from_observations,
 )
 
@@ -382,12 +384,26 @@ def test_option_discrimination_and_non_functioning_distractors() -> None:
     for choice_id in CHOICES:
         picked = [float(choice_id in o.selected) for o in observations]
         assert rows[choice_id].option_discrimination == pytest.approx(statistics.correlation(picked, ys))
+    # Eleven attempts are too few for any verdict on a distractor.
+    assert rows[4].n == 11 and not any(row.non_functioning for row in rows.values())
+    # The same figures from 30 attempts on do give one.
+    rows = {choice_id: dataclasses.replace(row, n=30) for choice_id, row in rows.items()}
     assert rows[1].is_key and not rows[1].non_functioning
     assert rows[2].option_discrimination < 0 and not rows[2].non_functioning  # the weak pick it: working
     assert rows[4].option_discrimination > 0 and rows[4].non_functioning  # the strong pick it
     assert rows[4].non_functioning_reason == "the stronger attempts pick it more"
+    assert ChoiceStatistic(choice_id=5, is_key=False, picked=2, upper=0, lower=1, share=0.04,
+                           option_discrimination=-0.3, n=50).non_functioning_reason == "picked by under 5%"
     assert ChoiceStatistic(choice_id=5, is_key=False, picked=1, upper=0, lower=1, share=0.04,
-                           option_discrimination=-0.3).non_functioning_reason == "picked by under 5%"
+                           option_discrimination=-0.3, n=29).non_functioning_reason == ""
+
+
+@pytest.mark.parametrize(("n", "minimum", "caption"), [
+    (5, 30, "too few attempts (n = 5)"), (29, 30, "too few attempts (n = 29)"), (30, 30, ""),
+    (5, 50, "too few attempts (n = 5)"), (49, 50, "too few attempts (n = 49)"), (50, 50, ""),
+])
+def test_a_figure_from_too_few_attempts_shows_a_caption_instead(n, minimum, caption) -> None:
+    assert too_few_attempts(n, minimum=minimum) == caption
     assert option_discrimination(n=4, picked=0, sum_y_picked=0, sum_y=6, sum_yy=14) is None
 
 
