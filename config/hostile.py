@@ -78,6 +78,7 @@ def _multipart_flaw(request) -> str | None:
 # Django parses it: Django's parser is lenient by design and reads a truncated body, a body
 # without the declared boundary or a part without a name as a form with fewer fields (often
 # none), which a save would then store as "no answer" and confirm (issue 28).
+
 # Django's own rule for a boundary (django.http.multipartparser), and RFC 2046's length bound.
 BOUNDARY = re.compile(rb"[ -~]{0,69}[!-~]")
 HEADER_LINE = re.compile(rb"[!-9;-~]+:[^\r\n]*")
@@ -103,11 +104,11 @@ def multipart_flaw(body: bytes, boundary: str | None) -> str | None:
         if found < 0:
             return "the body holds no part with the declared boundary"
         rest = body[found + 2 + len(delimiter):]
-    *parts, last = rest.split(b"\r\n" + delimiter)
-    for index, segment in enumerate([*parts, last], start=1):
+    segments = rest.split(b"\r\n" + delimiter)
+    for index, segment in enumerate(segments, start=1):
         if segment.startswith(b"--"):
             return None  # the close delimiter: what follows it is the epilogue, which is ignored
-        if segment is last:
+        if index == len(segments):
             return "the body ends before its closing boundary"
         flaw = _part_flaw(segment.lstrip(PADDING))
         if flaw:
