@@ -1,5 +1,4 @@
 """Cohort pages under /cohorts/: instructors run their own cohorts; learners join, see and leave theirs."""
-import csv
 from decimal import Decimal
 from functools import wraps
 
@@ -16,6 +15,7 @@ from django.views.decorators.http import require_POST
 from cohorts import report, services
 from cohorts.forms import CohortForm
 from cohorts.models import Cohort, Invitation, Membership
+from exams import csvcells
 
 # The permission the Instructors group has (migration cohorts 0002) and learners do not.
 RUN_COHORTS = "cohorts.add_cohort"
@@ -96,14 +96,14 @@ def export_csv(request: HttpRequest, cohort_id: int) -> HttpResponse:
         content_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": content_disposition_header(as_attachment=True, filename=f"cohort-{cohort.pk}.csv")},
     )
-    writer = csv.writer(response)
+    writer = csvcells.Writer(response)
     header = ["learner", "joined", "mocks", "last_mock_score", "last_mock_passed", "last_mock_finished", "best_mock_score"]
     for domain in domains:
         header += [f"{domain.name} mastery", f"{domain.name} counted", f"{domain.name} flag"]
     writer.writerow(header)
     for row in rows:
         line = [
-            _cell(row.membership.learner.get_username()),
+            row.membership.learner.get_username(),
             row.membership.joined_at.date().isoformat(),
             row.mocks,
             _score(row.last_score),
@@ -120,11 +120,6 @@ def export_csv(request: HttpRequest, cohort_id: int) -> HttpResponse:
 def _score(value) -> str:
     # Two decimals as stored, whichever database the subquery came back from.
     return "" if value is None else f"{Decimal(value):.2f}"
-
-
-def _cell(text: str) -> str:
-    # A spreadsheet runs a cell that starts with = + - @ as a formula.
-    return f"'{text}" if text[:1] in ("=", "+", "-", "@") else text
 
 
 @instructor_required

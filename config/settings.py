@@ -1,5 +1,6 @@
 """certprep settings: one module, configured from the environment (12-factor)."""
 import copy
+import ipaddress
 from datetime import timedelta
 from pathlib import Path
 
@@ -202,7 +203,22 @@ AXES_COOLOFF_TIME = timedelta(minutes=envint("LOGIN_LOCKOUT_MINUTES", 15, minimu
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_RESET_ON_SUCCESS = True
-AXES_IPWARE_PROXY_COUNT = envint("PROXY_COUNT", 0, minimum=0)
+# The address a failure is counted against: the client as the trusted proxy saw it
+# (accounts/client_address.py); X-Forwarded-For is read only from TRUSTED_PROXIES.
+AXES_CLIENT_IP_CALLABLE = "accounts.client_address.client_address"
+TRUSTED_PROXIES = envlist("TRUSTED_PROXIES", [])
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"TRUSTED_PROXIES must list addresses or CIDRs separated by commas, got {_proxy!r}"
+        ) from None
+if envstr("PROXY_COUNT"):
+    # It set django-ipware's proxy count, which never reached django-axes (issue 28).
+    raise ImproperlyConfigured(
+        "PROXY_COUNT is no longer read: list the proxies' addresses in TRUSTED_PROXIES instead (docs/DEPLOY.md)"
+    )
 AXES_VERBOSE = False
 
 LOGIN_URL = "login"

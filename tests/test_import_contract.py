@@ -18,7 +18,7 @@ LAYER_NAMES = {PAGES: "pages", WORKFLOWS: "workflows", MODELS: "models", COMPUTA
 
 # Plain computations: no HTTP, no models; every layer may import them.
 COMPUTATION_MODULES = {
-    "exams.letters", "exams.bounds", "exams.markdown", "exams.tuning",
+    "exams.letters", "exams.bounds", "exams.csvcells", "exams.markdown", "exams.tuning",
     "exams.room.grading", "exams.room.draw", "exams.room.navigation",
     "exams.study.builder", "exams.study.scheduling", "exams.study.readiness",
     "exams.statistics.formulas",

@@ -41,6 +41,10 @@ def test_production_settings_pass_check_deploy():
         ("DEBUG", "maybe"),
         ("DATABASE_POOL_MAX", "ten"),
         ("SECURE_PROXY_SSL_HEADER", "HTTP_X_FORWARDED_PROTO"),
+        ("TRUSTED_PROXIES", "10.0.0.0/33"),
+        ("TRUSTED_PROXIES", "172.30.87.250,nginx"),
+        # Replaced by TRUSTED_PROXIES: a deployment that set it must not think it is protected.
+        ("PROXY_COUNT", "1"),
     ],
 )
 def test_a_malformed_value_stops_start_up_naming_the_variable(name, value):

@@ -329,6 +329,22 @@ def test_the_export_neutralises_formula_usernames(client, instructor, cohort):
     assert rows[1][0] == "'=cmd"
 
 
+@pytest.mark.parametrize("username", ["+1", "-x", "@me", "=cmd"])
+def test_the_export_neutralises_every_text_cell_and_keeps_numbers(client, instructor, cohort, exam, username):
+    """The same writer as the history CSV (exams.csvcells): usernames and domain names in the header."""
+    first = exam.domains.order_by("order").first()
+    first.name = '=HYPERLINK("https://evil.example","Click")'
+    first.save(update_fields=["name"])
+    learner = UserFactory(username=username)
+    join(cohort, learner)
+    mock(learner, exam, score=62, days_ago=1, answers={first.pk: (5, 10)})
+    as_user(client, instructor)
+    rows = list(csv.reader(io.StringIO(client.get(reverse("cohorts:export_csv", args=[cohort.pk])).content.decode(), newline="")))
+    header, line = rows
+    assert header[7:10] == [f"'{first.name} mastery", f"'{first.name} counted", f"'{first.name} flag"]
+    assert line[:4] == ["'" + username, line[1], "1", "62.00"] and line[7:9] == ["50", "10"]
+
+
 def members(cohort, exam, count: int) -> None:
     learners = UserFactory.create_batch(count)
     Membership.objects.bulk_create(Membership(cohort=cohort, learner=learner) for learner in learners)

@@ -1,9 +1,10 @@
 """manage.py item_stats: facility, discrimination, point-biserial and likely mis-keyed items, per question."""
-import csv
+from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from config.routers import statistics_reads
+from exams import csvcells
 from exams.models import Choice, Exam, Question
 from exams.statistics.formulas import ItemStatistics
 from exams.statistics.totals import statistics_for_exam
@@ -14,8 +15,9 @@ COLUMNS = [
 ]
 
 
-def _number(value: float | None, *, blank: str) -> str:
-    return blank if value is None else f"{value:.2f}"
+def _number(value: float | None, *, blank: str) -> Decimal | str:
+    # A Decimal, not text: it prints as 0.10 and stays a number in the CSV (csvcells leaves numbers be).
+    return blank if value is None else Decimal(f"{value:.2f}")
 
 
 def _row(
@@ -60,7 +62,7 @@ class Command(BaseCommand):
         for each in exams:
             rows = self._rows(exam=each, blank="" if as_csv else "–")
             if writer is not None:
-                writer.writerows(rows)
+                writer.writerows([row[column] for column in COLUMNS] for row in rows)
             else:
                 self._table(exam=each, rows=rows)
 
@@ -83,9 +85,9 @@ class Command(BaseCommand):
             ))
         return rows
 
-    def _csv_writer(self) -> csv.DictWriter:
-        writer = csv.DictWriter(self.stdout, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
+    def _csv_writer(self) -> csvcells.Writer:
+        writer = csvcells.Writer(self.stdout, lineterminator="\n")
+        writer.writerow(COLUMNS)
         return writer
 
     def _table(self, *, exam: Exam, rows: list[dict]) -> None:

@@ -210,6 +210,10 @@ def _posted(request: HttpRequest):
     """The posted form, MALFORMED when its body does not parse, None for a GET or a body that is not a form."""
     if request.method != "POST" or request.content_type not in FORM_TYPES:
         return None
+    if request.content_type == "multipart/form-data" and not getattr(request, "multipart_checked", False):
+        # Django's parser reads a broken body as fewer fields (often none), which would save
+        # as "no answer": only a body the gate found well formed (config.hostile) is read.
+        return MALFORMED
     try:
         return request.POST
     except MultiPartParserError:
@@ -252,7 +256,9 @@ def _answer_form(request: HttpRequest, posted, attempt: Attempt, response: Respo
         # rather than answer "Saved" and erase the slot's answer.
         return HttpResponseBadRequest("An answer is sent as a form post.", content_type="text/plain; charset=utf-8")
     if posted is MALFORMED:
-        return HttpResponseBadRequest("The form post is malformed.", content_type="text/plain; charset=utf-8")
+        return HttpResponseBadRequest(
+            "Not saved: the form post is malformed. Nothing was changed.", content_type="text/plain; charset=utf-8"
+        )
     form = AnswerForm(
         posted,
         choice_count=len(response.choice_order),

@@ -1,5 +1,4 @@
 """The learner's dashboard — standing, readiness, what to practise next, history — and its exports."""
-import csv
 import json
 
 from django.contrib.auth.decorators import login_required
@@ -11,6 +10,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from accounts.models import Profile
+from exams import csvcells
 from exams.letters import choice_label
 from exams.models import Attempt, Bookmark, Exam, RegradeChange, Response
 from exams.room import services
@@ -145,7 +145,7 @@ class _Echo:
 
 @login_required
 def export_csv(request: HttpRequest) -> StreamingHttpResponse:
-    writer = csv.writer(_Echo())
+    writer = csvcells.Writer(_Echo())
 
     def lines():
         notes = _export_notes(_export_bookmarks(request.user))

@@ -4,6 +4,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -238,18 +239,57 @@ class TestAnswering:
             ("choice=", "text/plain"),
             ("--x\r\ngarbage without headers", "multipart/form-data; boundary=x"),
             ("--broken", "multipart/form-data"),
+            # Django's parser reads each of these as a form with fewer fields (or none), which
+            # the fast path confirmed "Saved" (issue 28): the outside check's attack.
+            ('--x\r\nContent-Disposition: form-data; name="answer"\r\n\r\n1', "multipart/form-data; boundary=x"),
+            ('--y\r\nContent-Disposition: form-data; name="choice"\r\n\r\n3\r\n--y--\r\n',
+             "multipart/form-data; boundary=x"),
+            ('--x\r\nContent-Disposition: form-data\r\n\r\n3\r\n--x--\r\n', "multipart/form-data; boundary=x"),
+            ('--x\r\nContent-Type: text/plain\r\n\r\n3\r\n--x--\r\n', "multipart/form-data; boundary=x"),
+            ('--x\r\nnot a header\r\n\r\n3\r\n--x--\r\n', "multipart/form-data; boundary=x"),
         ],
-        ids=["json", "text", "garbled-multipart", "no-boundary"],
+        ids=["json", "text", "garbled-multipart", "no-boundary", "truncated", "other-boundary", "nameless-part",
+             "no-disposition", "bad-header-line"],
     )
-    def test_a_save_that_is_not_a_well_formed_form_is_400_and_erases_nothing(self, learner_client, body, content_type):
+    @pytest.mark.parametrize("headers", [HTMX, {}], ids=["htmx", "plain"])
+    def test_a_save_that_is_not_a_well_formed_form_is_400_and_changes_nothing(
+        self, learner_client, body, content_type, headers
+    ):
+        attempt = start(learner_client, exam_with_bank())
+        learner_client.post(question_url(attempt, 1), {"choice": "2", "flag": "on"}, headers=HTMX)
+        before = attempt.responses.get(position=1)
+        response = learner_client.post(question_url(attempt, 1), body, content_type=content_type, headers=headers)
+        assert response.status_code == 400
+        assert "X-Answer-Saved" not in response
+        if content_type.startswith("multipart/"):
+            assert response.content.decode().startswith("Not saved")
+        slot = attempt.responses.get(position=1)
+        assert list(slot.picks.values_list("choice_id", flat=True)) == [slot.choice_order[1]]
+        assert (slot.answered_at, slot.flagged) == (before.answered_at, True)
+        attempt.refresh_from_db()
+        assert attempt.last_position == 1
+
+    def test_a_multipart_save_too_large_for_the_gate_to_read_is_refused(self, learner_client, settings):
+        """A body over Django's in-memory cap is not checked by the gate: a save refuses it unread."""
         attempt = start(learner_client, exam_with_bank())
         learner_client.post(question_url(attempt, 1), {"choice": "2"}, headers=HTMX)
-        response = learner_client.post(question_url(attempt, 1), body, content_type=content_type, headers=HTMX)
+        settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 200
+        padding = SimpleUploadedFile("padding.txt", b"x" * 400)
+        for headers in (HTMX, {}):
+            response = learner_client.post(question_url(attempt, 1), {"choice": "3", "file": padding}, headers=headers)
+            assert response.status_code == 400 and response.content.decode().startswith("Not saved")
         slot = attempt.responses.get(position=1)
-        # Refused, or read as a post that carries no answer: either way the answer stands.
         assert list(slot.picks.values_list("choice_id", flat=True)) == [slot.choice_order[1]]
-        if content_type.split(";")[0] in ("application/json", "text/plain"):
-            assert response.status_code == 400
+
+    def test_a_well_formed_multipart_save_still_saves(self, learner_client):
+        """The test client posts multipart by default, as a browser's FormData does: it stays "Saved"."""
+        attempt = start(learner_client, exam_with_bank())
+        response = learner_client.post(question_url(attempt, 1), {"choice": "3"}, headers=HTMX)
+        assert response["X-Answer-Saved"] == "1"
+        response = learner_client.post(question_url(attempt, 1), {"choice": "2"})
+        assert response.status_code == 302
+        slot = attempt.responses.get(position=1)
+        assert list(slot.picks.values_list("choice_id", flat=True)) == [slot.choice_order[1]]
 
     def test_flag_saves_in_place_and_navigation_returns_the_next_question(self, learner_client):
         attempt = start(learner_client, exam_with_bank())

@@ -263,6 +263,19 @@ class TestCommand:
         }
         assert rows[1]["choices"] == "A:2 B:0 C:0 D:0" and rows[1]["facility"] == "0.67"
 
+    def test_csv_neutralises_formula_text_and_keeps_negative_numbers(self, learner):
+        """Issue 28: an imported title such as =HYPERLINK(...) reached the CSV's cells unescaped."""
+        exam, (q, q2) = make_bank(questions=2, keys=["B", "A"])
+        Question.objects.filter(pk=q.pk).update(title='=HYPERLINK("https://evil.example","Click")')
+        q.domain.name = "+Ops"
+        q.domain.save(update_fields=["name"])
+        record(user=learner, exam=exam, sheets=[{q: "B", q2: "A"}, {q: "C", q2: "A"}, {q: "B", q2: ""}])
+        out = io.StringIO()
+        call_command("item_stats", "--exam", exam.code, "--csv", stdout=out)
+        first = next(csv.DictReader(io.StringIO(out.getvalue(), newline="")))
+        assert first["title"] == '\'=HYPERLINK("https://evil.example","Click")' and first["domain"] == "'+Ops"
+        assert (first["point_biserial"], first["facility"], first["n"]) == ("-0.50", "0.67", "3")
+
     def test_without_an_exam_every_exam_is_listed_and_an_unknown_code_is_an_error(self, learner):
         first, _ = make_bank(questions=1)
         second, _ = make_bank(questions=2)

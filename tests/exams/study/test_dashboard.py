@@ -15,7 +15,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Profile
-from exams.models import Attempt, AttemptMode, AttemptStatus, Response, ResponseChoice, ReviewCard
+from exams.models import (
+    Attempt, AttemptMode, AttemptStatus, Bookmark, Domain, Question, Response, ResponseChoice, ReviewCard,
+)
 from exams.room.services import attempt_start, attempt_submit
 from exams.study import progress
 from exams.templatetags.exam_extras import chance, percent
@@ -458,3 +460,23 @@ def test_the_dashboard_draws_one_chart_per_domain_after_each_mock(learner_client
     assert page.count('class="chart-pass-line"') == 3  # the two domains' and the score trend's
     last = timezone.localtime(mocks[-1].finished_at)
     assert f'class="chart-date">{last.day} {last:%b}</text>' in page
+
+
+@pytest.mark.parametrize("note", ["+1 call me", "-2+3", "@SUM(A1:A2)", "\t=1+1", "\r=1+1", "\n=1+1", "=1+1"])
+def test_the_history_csv_neutralises_formula_cells_and_keeps_numbers(learner_client, learner, note):
+    """Issue 28: an imported title such as =HYPERLINK(...) and a note starting with + reached cells unescaped."""
+    exam = exam_with_bank()
+    mock = attempt_start(user=learner, exam=exam).attempt
+    first = mock.responses.get(position=1)
+    Question.objects.filter(pk=first.question_id).update(title='=HYPERLINK("https://evil.example","Click")')
+    Domain.objects.filter(pk=first.domain_id).update(name="-Ops")
+    mock.record_answer(response=first, choice_ids=[first.choice_order[0]])
+    attempt_submit(user=learner, attempt_id=mock.pk)
+    Bookmark.objects.create(user=learner, question_id=first.question_id, note=note)
+    body = b"".join(learner_client.get(reverse("exams:export_csv")).streaming_content).decode()
+    rows = list(csv.DictReader(io.StringIO(body, newline="")))
+    row = next(r for r in rows if int(r["question_id"]) == first.question_id)
+    assert row["question_title"] == '\'=HYPERLINK("https://evil.example","Click")'
+    assert (row["domain"], row["note"]) == ("'-Ops", "'" + note)
+    mock.refresh_from_db()
+    assert row["score"] == str(mock.score) and row["position"] == "1" and row["question_id"] == str(first.question_id)
