@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT))
 from exams.bank import cues as bankcues  # noqa: E402
 
 BANK = ROOT / "fixtures" / "bank"
+STOP_WORDS = ROOT / "tests" / "bank_cue_stop_words.txt"
 EXHIBITS = BANK / "exhibits"
 DOMAINS = {1: "Experimentation", 2: "Core ML and AI Knowledge", 3: "Multimodal Data", 4: "Software Development",
            5: "Data Analysis and Visualization", 6: "Performance Optimization", 7: "Trustworthy AI"}
@@ -45,7 +46,13 @@ def cue_question(q):
         choices=tuple(c["text"] for c in q["choices"]),
         keys=frozenset(i for i, c in enumerate(q["choices"]) if c["is_correct"]),
         exclusion_group=q.get("exclusion_group", ""), labels=tuple(c["label"] for c in q["choices"]),
+        topic=q.get("topic", ""),
     )
+
+
+def stop_words():
+    lines = STOP_WORDS.read_text().splitlines()
+    return frozenset(w for line in lines if not line.startswith("#") for w in bankcues.distinctive_words(line))
 
 
 def exhibit_problem(text):
@@ -111,7 +118,7 @@ def report(active, scope_ids, label):
     print(f"  exhibits: {len(exhibits)} ({len(images)} images)")
     topics = Counter((DOMAINS[q["domain"]], q.get("topic", "")) for q in scope)
     for (domain, topic), n in sorted(topics.items()):
-        print(f"    {domain} / {topic or 'No topic'}: {n}{'   <-- under 3' if n < 3 else ''}")
+        print(f"    {domain} / {topic or 'No topic'}: {n}{'   <-- under 4' if n < 4 else ''}")
     cues = [cue_question(q) for q in scope]
     for domain, (longest, shortest, n) in bankcues.length_cue_by_domain(cues).items():
         flag = "   <-- over 30%" if max(longest, shortest) > 0.30 else ""
@@ -126,6 +133,15 @@ def report(active, scope_ids, label):
     print(f"  key repeats no more stem words than a distractor: {share:.0%}{flag}")
     if echoing:
         print(f"    key out-echoes the distractors: {', '.join(f'Q{i}' for i in echoing)}")
+    for domain, (share, cued) in bankcues.distinctive_echo_by_domain(cues, stop_words()).items():
+        flag = "   <-- over 10%" if share > 0.10 else ""
+        print(f"  {domain}: key out-shares every distractor in distinctive stem words: {share:.0%}{flag}")
+        if cued:
+            print(f"    {', '.join(f'Q{i}' for i in cued)}")
+    levels = Counter(q.get("difficulty", "(none)") for q in scope)
+    n = max(len(scope), 1)
+    flag = "" if 0.2 <= levels["easy"] / n <= 0.3 and 0.2 <= levels["hard"] / n <= 0.3 else "   <-- easy and hard each 20–30%"
+    print("  difficulty: " + ", ".join(f"{k} {v} ({v / n:.0%})" for k, v in sorted(levels.items())) + flag)
     positions = bankcues.key_positions(cues)
     total = sum(positions.values()) or 1
     print("  key positions: " + ", ".join(f"{k} {v} ({v / total:.0%})" for k, v in sorted(positions.items())))

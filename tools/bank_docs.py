@@ -6,7 +6,8 @@
     python3 tools/bank_docs.py --check  # exit 1 if either is out of date
 
 tests/test_bank.py holds BLUEPRINT.md equal to the bank in the database and reads each
-question's level and NVIDIA mark from BANK_REVIEW.md.
+question's level and NVIDIA mark from BANK_REVIEW.md (the review logs' columns: Q, Level,
+Difficulty, NVIDIA, Topic, Change).
 """
 import json
 import re
@@ -62,13 +63,28 @@ def blueprint() -> str:
     return "\n".join(lines) + "\n"
 
 
-_TABLE_ROW = re.compile(r"^\| (\d+) \| (?:recall|concept|application) \| (?:yes|no) \| [^|]* \| (.*) \|\s*$")
+_TABLE_ROW = re.compile(r"^\| (\d+) \| (?:recall|concept|application) \| (easy|medium|hard) \| (?:yes|no) \| [^|]* \| (.*) \|\s*$")
 _BLIND = re.compile(r"Second reader answered (\d+) active questions blind before seeing the keys: (\d+) agreed, (\d+) disagreed")
+
+
+def _change_kind(change: str) -> str:
+    """What this edition did to a question, from its log's Change cell: a third-edition cell
+    starts "3rd ed.: " (or states the third-edition change first) and may go on with the
+    second edition's note."""
+    change = change.strip().lower().removeprefix("3rd ed.:").strip()
+    if change.startswith(("retired earlier", "retired in the second", "inactive since", "retired (second")):
+        return "retired before"
+    if change.startswith("retired"):
+        return "retired"
+    if change.startswith("new"):
+        return "new"
+    return "kept or rewritten"
 
 
 def review() -> str:
     logs = sorted((DOCS / "bank-review").glob("*.md"))
     rows = Counter()
+    difficulty = Counter()
     answered = agreed = disagreed = 0
     for path in logs:
         text = path.read_text()
@@ -76,36 +92,40 @@ def review() -> str:
             answered, agreed, disagreed = answered + int(match[1]), agreed + int(match[2]), disagreed + int(match[3])
         for line in text.splitlines():
             if match := _TABLE_ROW.match(line):
-                change = match[2].strip().lower()
-                rows["retired" if change.startswith("retired") else "new" if change.startswith("new") else "kept or rewritten"] += 1
-                rows["fact check"] += change.startswith("new (fact check")
+                rows[_change_kind(match[3])] += 1
+    for question in active_questions():
+        difficulty[question.get("difficulty", "medium")] += 1
     lines = [
-        "# Review of the NCA-GENM bank, second edition",
+        "# Review of the NCA-GENM bank, third edition",
         "",
-        "How it was made: each domain file was written by one author, working to",
-        "`docs/BANK_AUTHORING.md` and fixing every finding of the first edition's subject-matter",
-        "review (`../shared/reviews/bank-audit-2026-12.md`). A second reader then answered every",
-        "active question of the file blind, from a dump without keys (`tools/bank_blind.py questions`),",
-        "before comparing with the keys (`tools/bank_blind.py compare`); disagreements and anything",
-        "else the second reader found were resolved in the file and are logged below.",
+        "How it was made: each domain file was rewritten by one author, working to",
+        "`docs/BANK_AUTHORING.md`, fixing every finding of the two blind reviews of 2026-12-03",
+        "(`../shared/reviews/bank-review-2026-12-03-set1.md` and `-set2.md`) and auditing every other",
+        "question for the same cues (answerable from the stem and choices alone, by elimination, or by",
+        "a word the key shares with the stem) and for currency against NVIDIA's documentation as of",
+        "late 2026. A second reader answered every new or changed question blind; a third pass checked",
+        "facts and versions. Each file's log below says what changed and why, question by question,",
+        "with its \"Third edition\" section first and the second edition's notes kept for the record.",
         "",
-        "Each file's table gives, per question id, its **level** (recall / concept / application)",
-        "and whether it needs **NVIDIA**-specific knowledge; `tests/test_bank.py` reads them to hold",
-        "the shares (at least 65% application per domain, at least 30% NVIDIA bank-wide).",
+        "Each file's table gives, per question id, its **level** (recall / concept / application), its",
+        "intended **difficulty** (easy / medium / hard), whether it needs **NVIDIA**-specific knowledge,",
+        "its topic and the change. `tests/test_bank.py` reads the level and NVIDIA columns to hold the",
+        "shares (at least 70% application per domain, at least 30% NVIDIA bank-wide); difficulty is",
+        "held from the database field `Question.difficulty`, which the table repeats.",
         "",
         "## Totals",
         "",
         f"- Questions in the review tables: {sum(rows.values())} "
-        f"({rows['new']} new, {rows['kept or rewritten']} first-edition kept or rewritten, {rows['retired']} retired).",
-        f"- Answered blind by the second reader: {answered}; agreed with the key: {agreed}; disagreed: {disagreed}.",
-        f"- Fact check (a third reader, against NVIDIA's documentation and code; each file's \"Fact check\" section): "
-        f"{rows['fact check']} questions replaced where a fact changed the key or made a distractor defensible; "
-        "the other fixes are to wording, explanations and source titles.",
-        f"- Cue figures and topic counts: `python3 tools/bank_check.py`; blueprint: `docs/BLUEPRINT.md`.",
+        f"({rows['new']} new, {rows['kept or rewritten']} kept, audited or rewritten in place, "
+        f"{rows['retired']} retired, {rows['retired before']} retired in an earlier edition).",
+        f"- Active questions by difficulty: {difficulty['easy']} easy, {difficulty['medium']} medium, {difficulty['hard']} hard.",
+        f"- Answered blind by the second reader (second edition, per file's \"Blind review\"): {answered}; "
+        f"agreed with the key: {agreed}; disagreed: {disagreed}.",
+        "- Cue figures and topic counts: `python3 tools/bank_check.py`; blueprint: `docs/BLUEPRINT.md`.",
         "",
     ]
     for path in logs:
-        lines += [path.read_text().rstrip("\n").replace("\n## ", "\n### ", 0), ""]
+        lines += [path.read_text().rstrip("\n"), ""]
     return "\n".join(lines)
 
 

@@ -24,6 +24,7 @@ class CueQuestion:
     keys: frozenset[int]  # indexes into choices
     exclusion_group: str = ""
     labels: tuple[str, ...] = field(default=())
+    topic: str = ""
 
     @property
     def is_single(self) -> bool:
@@ -103,6 +104,39 @@ def stem_echo_share(questions: list[CueQuestion]) -> tuple[float, list[int]]:
     singles = [q for q in questions if q.is_single]
     echoing = [q.id for q in singles if key_echoes_stem(q)]
     return 1 - len(echoing) / max(len(singles), 1), echoing
+
+
+_DISTINCT_WORD = re.compile(r"[a-z][a-z0-9]{3,}")
+
+
+def distinctive_words(text: str, *, excluded: frozenset[str] | set[str] = frozenset()) -> set[str]:
+    """Words of 4+ characters, lower-cased, a plural "s" stripped, minus `excluded` (given in
+    the same form)."""
+    words = {w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w for w in _DISTINCT_WORD.findall(text.lower())}
+    return words - set(excluded)
+
+
+def key_shares_distinctive_stem_words(question: CueQuestion, stop_words: frozenset[str] | set[str]) -> bool:
+    """True when the key (for multiple-select, the key that shares fewest) shares more of the
+    stem's distinctive words than every distractor does. Distinctive: not in `stop_words` and
+    not a word of the question's topic, which every choice may fairly name."""
+    excluded = set(stop_words) | distinctive_words(question.topic)
+    stem = distinctive_words(question.stem, excluded=excluded)
+    shared = [len(stem & distinctive_words(text)) for text in question.choices]
+    key = min(shared[i] for i in question.keys)
+    distractor = max((n for i, n in enumerate(shared) if i not in question.keys), default=0)
+    return key > distractor
+
+
+def distinctive_echo_by_domain(questions: list[CueQuestion], stop_words: frozenset[str] | set[str]) -> dict[str, tuple[float, list[int]]]:
+    """Per domain: the share of questions (single and multiple-select) whose key out-shares
+    every distractor in distinctive stem words, and those questions."""
+    result: dict[str, tuple[float, list[int]]] = {}
+    for domain in sorted({q.domain for q in questions}):
+        mine = [q for q in questions if q.domain == domain]
+        cued = [q.id for q in mine if key_shares_distinctive_stem_words(q, stop_words)]
+        result[domain] = (len(cued) / len(mine), cued)
+    return result
 
 
 def _tfidf_vectors(documents: list[str], *, smooth: bool) -> list[dict[str, float]]:

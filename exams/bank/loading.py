@@ -77,6 +77,9 @@ def _apply(deserialized, changes: BankChanges) -> None:
         for f in model._meta.concrete_fields
         if not f.primary_key and f.name not in _UNTRACKED and getattr(existing, f.attname) != getattr(incoming, f.attname)
     ]
+    if model is Question and _reviewed_since(existing, incoming):
+        # An instructor marked it reviewed after this edition was checked: keep the later date.
+        changed.remove("reviewed_on")
     m2m = {
         name: set(pks) for name, pks in (deserialized.m2m_data or {}).items()
         if set(getattr(existing, name).values_list("pk", flat=True)) != set(pks)
@@ -96,6 +99,10 @@ def _apply(deserialized, changes: BankChanges) -> None:
         getattr(existing, name).set(pks)
     if set(changed) - {"is_active", "updated_at"} or m2m or model is not Question:
         changes.updated[_NAMES[model]] += 1
+
+
+def _reviewed_since(existing: Question, incoming: Question) -> bool:
+    return bool(existing.reviewed_on and (incoming.reviewed_on is None or existing.reviewed_on > incoming.reviewed_on))
 
 
 def _apply_image(path: Path, changes: BankChanges) -> None:
