@@ -419,7 +419,7 @@ class QuestionAdminForm(forms.ModelForm):
 class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAdmin):
     form = QuestionAdminForm
     list_display = (
-        "title", "exam_code", "domain", "topic_name", "kind_short", "difficulty", "active", "open_errata", "times_used",
+        "title", "exam_code", "domain", "topic_name", "kind_short", "active", "open_errata", "times_used",
         "statistics_n", "facility", "discrimination", "point_biserial", "miskeyed",
     )
     list_filter = (
