@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
@@ -183,6 +183,8 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
 
 @login_required
 def leave(request: HttpRequest, cohort_id: int) -> HttpResponse:
+    if not -(2**63) <= cohort_id < 2**63:
+        raise Http404("No such cohort.")  # past any id (SQLite would fail on it: the fuzzer)
     membership = get_object_or_404(Membership.objects.select_related("cohort"), cohort_id=cohort_id, learner=request.user)
     if request.method == "POST":
         services.membership_end(membership=membership)

@@ -154,3 +154,13 @@ def test_an_empty_admin_to_field_is_400_not_a_crash(admin_client, view):
     assert admin_client.get(url, {"_to_field": ""}).status_code == 400
     assert admin_client.post(url, {"_to_field": "", "post": "yes"}).status_code == 400
     assert Exam.objects.filter(pk=exam.pk).exists()
+
+
+
+def test_numbers_past_64_bits_are_told_apart_without_converting_huge_strings(settings):
+    """Found by the fuzzer on SQLite (OverflowError, a 500): the gate refuses them there."""
+    from config.hostile import _has_huge_number
+
+    settings.DATABASES = {**settings.DATABASES, "default": {**settings.DATABASES["default"], "ENGINE": "django.db.backends.sqlite3"}}
+    assert _has_huge_number([str(2**63)]) and _has_huge_number([str(-(2**63) - 1)]) and _has_huge_number(["9" * 70_000])
+    assert not _has_huge_number([str(2**63 - 1), str(-(2**63)), "0" * 70_000 + "5", "12", "abc"])

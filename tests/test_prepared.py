@@ -14,7 +14,7 @@ from tests.exams.room.test_mock import HTMX, question_url, start
 from tests.factories import exam_with_bank
 
 pytestmark = pytest.mark.postgres_only
-THRESHOLD = settings.DATABASES["default"]["OPTIONS"]["prepare_threshold"]
+THRESHOLD = settings.DATABASES["default"].get("OPTIONS", {}).get("prepare_threshold")  # PostgreSQL only
 
 
 def prepared_here() -> list[str]:
