@@ -38,8 +38,10 @@ def test_a_drill_from_the_weakest_domain_moves_mastery_and_reviews(page, live_se
         slot = slots[position]
         keys = set(slot.question.choices.filter(is_correct=True).values_list("pk", flat=True))
         want_right = position > 3
-        indexes = [i for i, pk in enumerate(slot.choice_order) if (pk in keys) == want_right]
-        for index in indexes[: slot.question.choose if want_right else 1]:
+        # A Choose-N check needs N picks (a short one is refused), so a wrong answer
+        # picks N choices led by wrong ones.
+        indexes = sorted(range(len(slot.choice_order)), key=lambda i: (slot.choice_order[i] in keys) != want_right)
+        for index in indexes[: slot.question.choose]:
             with page.expect_response(is_save):
                 page.locator("label.choice").nth(index).click()
         with page.expect_response(is_save):
