@@ -63,6 +63,10 @@ class Attempt(models.Model):
     published_score = models.DecimalField(
         max_digits=5, decimal_places=2, null=True, blank=True, help_text="The score as first graded."
     )
+    # A mock's score on the bank's reference form (exams.room.equating), frozen at grading; never
+    # changes `score` or `passed`. Empty until the bank is calibrated, and after a regrade until
+    # the statistics refresh fills it again.
+    equated_score = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True, help_text="Percent.")
     right_count = models.PositiveSmallIntegerField(null=True, blank=True)
     total_count = models.PositiveSmallIntegerField(null=True, blank=True)
     passed = models.BooleanField(null=True, blank=True)

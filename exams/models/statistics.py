@@ -32,6 +32,11 @@ class ItemStatistic(models.Model):
     # Per choice, in the authored order: choice_id, label, is_key, picked, upper, lower,
     # share, option_discrimination, non_functioning (why a distractor does no work, or "").
     choices = models.JSONField(default=list)
+    # The Rasch calibration (exams.statistics.calibration), on the all-mocks row only: from every
+    # counted first answer in any mode, shrunk towards the domain's mean and the author's level.
+    rasch_difficulty = models.FloatField(null=True, help_text="Rasch (1PL) difficulty in logits; 0 is the bank's average.")
+    rasch_se = models.FloatField(null=True, help_text="Standard error of the Rasch difficulty.")
+    rasch_n = models.PositiveIntegerField(null=True, help_text="Learners' first answers the difficulty is estimated from.")
 
     class Meta:
         constraints = [
@@ -62,6 +67,11 @@ class ExamStatistic(models.Model):
     skewness = models.FloatField(null=True)
     kr20 = models.FloatField(null=True)
     sem = models.FloatField(null=True)
+    # The calibration's population of learners (the prior of a new learner's ability), and
+    # whether the bank counts as calibrated (exams.statistics.calibration.is_calibrated).
+    ability_mean = models.FloatField(null=True)
+    ability_sd = models.FloatField(null=True)
+    calibrated = models.BooleanField(default=False)
 
     class Meta:
         constraints = [

@@ -14,7 +14,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from exams.models import Attempt, AttemptMode, Choice, Exam, ExamStatistic, ItemStatistic, Question
-from exams.statistics import formulas
+from exams.statistics import calibration, formulas
 from exams.statistics.totals import totals_for
 
 
@@ -103,6 +103,12 @@ def item_statistics_refresh(*, exam: Exam) -> RefreshSummary:
         items, test = _rows_for(exam=exam, first_mock_only=first_mock_only, now=now)
         rows += items
         tests.append(test)
+    calibrated = calibration.calibrate_exam(exam)
+    for row in rows:
+        if not row.first_mock_only and row.question_id in calibrated.items:
+            row.rasch_difficulty, row.rasch_se, row.rasch_n = calibrated.items[row.question_id]
+    tests[0].ability_mean, tests[0].ability_sd = calibrated.ability_mean, calibrated.ability_sd
+    tests[0].calibrated = calibrated.calibrated
     with transaction.atomic():
         ItemStatistic.objects.filter(question__exam=exam).delete()
         ExamStatistic.objects.filter(exam=exam).delete()

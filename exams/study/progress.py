@@ -293,26 +293,13 @@ def standings_of_learners(*, learners: QuerySet, exam: Exam) -> dict[int, dict[i
     }
 
 
-def readiness_estimate(standings: list[DomainStanding], *, exam: Exam) -> readiness.Readiness | None:
-    """Standing, next mock and P(pass); each domain's seats are the draw's own quotas."""
-    if sum(s.answered for s in standings) < readiness.MIN_ANSWERED:
-        return None  # also spares an exam without domains the quotas, which it cannot have
-    seats = draw.quotas(
-        domains=[draw.DomainQuota(domain_id=s.domain_id, weight=s.weight, order=s.order) for s in standings],
-        total=exam.question_count,
-    )
-    return readiness.estimate(
-        domains=[
-            readiness.DomainEvidence(weight=s.weight, right=s.right, answered=s.answered, seats=seats[s.domain_id])
-            for s in standings
-        ],
-        passing_score=exam.passing_score,
-    )
-
-
-def weakest_domain(standings: list[DomainStanding]) -> DomainStanding | None:
-    """The domain to drill next: lowest mastery among those with answers, else the heaviest unseen."""
+def weakest_domain(standings: list[DomainStanding], ability: dict[int, float] | None = None) -> DomainStanding | None:
+    """The domain to drill next: the lowest per-domain ability (exams.study.ability: the expected
+    share right on the domain's reference questions, so practising one's mistakes does not make
+    a domain look weaker), else the lowest mastery among those with answers, else the heaviest unseen."""
     answered = [s for s in standings if s.answered]
+    if answered and ability:
+        return min(answered, key=lambda s: (ability.get(s.domain_id, 100.0), -s.weight, s.domain_id))
     if answered:
         return min(answered, key=lambda s: (s.mastery, -s.weight, s.domain_id))
     return max(standings, key=lambda s: (s.weight, -s.domain_id), default=None)

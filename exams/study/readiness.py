@@ -1,51 +1,57 @@
 """Dashboard estimates: mastery per domain, today's standing, and the next mock's range and P(pass).
 
-Two numbers, each named for what it is (docs/MEASUREMENT.md states the model and how
-well it holds on simulated learners):
-- *standing*: the posterior mean of the learner's blueprint-weighted accuracy, with a
-  90% credible band — how sure we are of the learner's level today;
-- *next mock*: the 90% predictive range of the next mock's score — the band above plus
-  the draw of the mock's own questions, whose spread never shrinks with history — and
-  the chance that score reaches the passing score.
-
-Each domain d has a Beta posterior over its share right. Its prior is centred on the
-learner's overall rate (all domains pooled, itself smoothed by a uniform prior) with the
-weight of PRIOR_STRENGTH answers, so a thin domain borrows strength from the others
-instead of sitting at 50%. The next mock's right count in d is beta-binomial over the
-domain's q_d seats (the draw's largest-remainder quotas), the domains are independent,
-and the total is their exact convolution.
+Mastery is what learners understand: the share right. The other numbers come from the
+Rasch model (exams.statistics.rasch), so they account for which questions were answered
+(docs/MEASUREMENT.md states the model and how well it holds on simulated learners):
+- the learner's ability posterior (exams.study.ability reads the history) gives each
+  domain's ability, now and a little ahead;
+- *standing*: the expected score on the *reference form* (each domain's seats filled with
+  the bank's ready questions of that domain at their average), the posterior mean with a
+  90% credible band;
+- *next mock*: the 90% predictive range of the next mock's right count: for each posterior
+  draw, each domain's count is binomial over its seats with the mean chance over the
+  questions the draw can take there (the learner's unseen ones first, as the draw takes
+  them), the domains independent and convolved; the draws averaged. P(pass) from the same
+  distribution.
 """
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from scipy.special import expit
+from scipy.stats import binom
+
 from exams.room import grading
+from exams.statistics import rasch
 
 # Below this many counted responses there is no estimate at all.
 MIN_ANSWERED = 20
 # Below this many the page says the range is rough (docs/MEASUREMENT.md: coverage is
 # measured, and held, from here on).
 ROUGH_BELOW = 60
-# Two-sided 90% normal band for the standing.
-Z_90 = 1.645
-# The prior of a domain counts as this many answers at the learner's overall rate.
-PRIOR_STRENGTH = 4.0
-# Each counted response weighs this much in a domain's posterior (a power prior): history
-# is not quite the next mock (a learner answers practice at leisure, and may leave a mock's
-# slots unanswered), and the discount keeps the range honest about that.
-EVIDENCE_WEIGHT = 0.75
+# Posterior draws behind the standing's band and the next mock's distribution (seeded per
+# learner and history, so a page shows the same figures on every reload).
+SAMPLES = 1000
+# The next mock is this many counted answers ahead (half a 60-question mock): a learner whose
+# ability is drifting is predicted where they will be, not where they were.
+NEXT_MOCK_AHEAD = 30.0
 # Each tail of the predictive range holds at most this much probability.
 TAIL = 0.05
 
 
 @dataclass(frozen=True)
-class DomainEvidence:
+class DomainBank:
+    """One domain of the blueprint as the next mock meets it."""
+
+    domain_id: int
     weight: int
-    right: int
-    answered: int
     # The domain's seats in a mock (exams.room.draw.quotas).
     seats: int
+    # Difficulties (logits) of the domain's ready questions: the reference form's.
+    reference: np.ndarray
+    # Those of the questions the learner has not met in a mock (the draw's first choice).
+    unseen: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -93,44 +99,6 @@ def _clip(value: float) -> float:
     return min(100.0, max(0.0, value))
 
 
-def posteriors(domains: Sequence[DomainEvidence]) -> list[tuple[float, float]]:
-    """Beta(a_d, b_d) per domain: a prior of PRIOR_STRENGTH answers at the overall rate, plus the domain's own."""
-    right = sum(d.right for d in domains)
-    answered = sum(d.answered for d in domains)
-    overall = (1 + right) / (2 + answered)
-    return [
-        (
-            PRIOR_STRENGTH * overall + EVIDENCE_WEIGHT * d.right,
-            PRIOR_STRENGTH * (1 - overall) + EVIDENCE_WEIGHT * (d.answered - d.right),
-        )
-        for d in domains
-    ]
-
-
-def beta_binomial_pmf(*, n: int, a: float, b: float) -> list[float]:
-    """P(X = k), k = 0…n, for X ~ BetaBinomial(n, a, b), through log-gamma (exact to rounding)."""
-    if n < 0 or a <= 0 or b <= 0:
-        raise ValueError(f"need n >= 0, a > 0, b > 0, got n={n}, a={a}, b={b}")
-    log_beta_ab = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-    pmf = []
-    for k in range(n + 1):
-        log_choose = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-        log_beta = math.lgamma(k + a) + math.lgamma(n - k + b) - math.lgamma(n + a + b)
-        pmf.append(math.exp(log_choose + log_beta - log_beta_ab))
-    total = sum(pmf)
-    return [p / total for p in pmf]
-
-
-def convolve(first: Sequence[float], second: Sequence[float]) -> list[float]:
-    """Distribution of the sum of two independent counts, given each one's pmf."""
-    out = [0.0] * (len(first) + len(second) - 1)
-    for i, p in enumerate(first):
-        if p:
-            for j, q in enumerate(second):
-                out[i + j] += p * q
-    return out
-
-
 def predictive_range(pmf: Sequence[float], *, tail: float = TAIL) -> tuple[int, int]:
     """The narrowest central range [low, high] with at most `tail` below low and at most `tail` above high."""
     below, low = 0.0, 0
@@ -144,44 +112,79 @@ def predictive_range(pmf: Sequence[float], *, tail: float = TAIL) -> tuple[int, 
     return low, max(low, high)
 
 
-def estimate(*, domains: Sequence[DomainEvidence], passing_score: int = 0) -> Readiness | None:
-    """Standing, next-mock range and P(pass) from each domain's counted responses.
+def next_mock_chance(*, abilities: np.ndarray, domain: DomainBank) -> np.ndarray:
+    """Per ability draw, the mean chance of a right answer over the seats the draw fills in `domain`.
 
-    None below MIN_ANSWERED counted responses in total: there is too little to go on.
+    The draw takes unseen questions first, at random: with enough of them, the mean over the
+    unseen; otherwise all of them and the rest of the seats from the others, at their mean.
     """
-    for domain in domains:
-        _check_counts(right=domain.right, answered=domain.answered)
-        if domain.seats < 0:
-            raise ValueError(f"seats must not be negative, got {domain.seats}")
+    if domain.seats == 0:
+        return np.zeros(len(abilities))
+    unseen = domain.unseen
+    if len(unseen) >= domain.seats or len(domain.reference) == 0:
+        pool = unseen if len(unseen) else domain.reference
+        return rasch.expected_share(abilities, pool)
+    seen = np.setdiff1d(domain.reference, unseen, assume_unique=False) if len(unseen) else domain.reference
+    seen = seen if len(seen) else domain.reference
+    from_unseen = expit(abilities[:, None] - unseen).sum(axis=1) if len(unseen) else 0.0
+    return (from_unseen + (domain.seats - len(unseen)) * rasch.expected_share(abilities, seen)) / domain.seats
+
+
+def estimate(
+    *, posterior: rasch.AbilityPosterior, domains: Sequence[DomainBank], passing_score: int = 0, seed: int = 0,
+) -> Readiness | None:
+    """Standing, next-mock range and P(pass) from the learner's ability posterior.
+
+    None below MIN_ANSWERED counted answers: there is too little to go on.
+    """
     if not any(domain.seats for domain in domains):
         raise ValueError("a mock needs at least one seat")
-    counted = sum(domain.answered for domain in domains)
-    if counted < MIN_ANSWERED:
+    if posterior.counted < MIN_ANSWERED:
         return None
-
-    mean = variance = 0.0
-    total_weight = sum(d.weight for d in domains) or 1
-    next_mock = [1.0]
-    for domain, (a, b) in zip(domains, posteriors(domains), strict=True):
-        w = domain.weight / total_weight
-        mean += w * a / (a + b)
-        variance += w * w * a * b / ((a + b) ** 2 * (a + b + 1))
-        if domain.seats:
-            next_mock = convolve(next_mock, beta_binomial_pmf(n=domain.seats, a=a, b=b))
-    seats = len(next_mock) - 1
-    half_band = 100 * Z_90 * math.sqrt(variance)
+    rng = np.random.default_rng(seed)
+    seats = sum(domain.seats for domain in domains)
+    now = posterior.samples(count=SAMPLES, rng=rng)
+    ahead = posterior.samples(count=SAMPLES, rng=rng, ahead=NEXT_MOCK_AHEAD)
+    standing = np.zeros(SAMPLES)
+    distribution = np.ones((SAMPLES, 1))
+    for index, domain in enumerate(domains):
+        if not domain.seats:
+            continue
+        reference = domain.reference if len(domain.reference) else np.zeros(1)
+        standing += domain.seats * rasch.expected_share(now[:, index], reference)
+        chance = next_mock_chance(abilities=ahead[:, index], domain=domain)
+        counts = binom.pmf(np.arange(domain.seats + 1)[None, :], domain.seats, chance[:, None])
+        combined = np.zeros((SAMPLES, distribution.shape[1] + domain.seats))
+        for right in range(domain.seats + 1):
+            combined[:, right:right + distribution.shape[1]] += distribution * counts[:, right:right + 1]
+        distribution = combined
+    standing = 100 * standing / seats
+    next_mock = distribution.mean(axis=0)
+    next_mock /= next_mock.sum()
     low, high = predictive_range(next_mock)
     pass_chance = sum(
-        p for right, p in enumerate(next_mock) if grading.is_passed(right=right, total=seats, passing_score=passing_score)
+        float(p) for right, p in enumerate(next_mock)
+        if grading.is_passed(right=right, total=seats, passing_score=passing_score)
     )
+    standing_low, standing_high = np.quantile(standing, [TAIL, 1 - TAIL])
     return Readiness(
-        counted=counted,
-        standing=_clip(100 * mean),
-        standing_low=_clip(100 * mean - half_band),
-        standing_high=_clip(100 * mean + half_band),
+        counted=posterior.counted,
+        standing=_clip(float(standing.mean())),
+        standing_low=_clip(float(standing_low)),
+        standing_high=_clip(float(standing_high)),
         seats=seats,
         next_low_right=low,
         next_high_right=high,
         pass_chance=min(1.0, max(0.0, pass_chance)),
-        next_distribution=tuple(next_mock),
+        next_distribution=tuple(float(p) for p in next_mock),
     )
+
+
+def domain_abilities(*, posterior: rasch.AbilityPosterior, domains: Sequence[DomainBank]) -> dict[int, float]:
+    """Per domain, the expected share right (percent) on its reference questions at the posterior mean:
+    the per-domain ability the weakest-domain drill and the cohort flags read."""
+    abilities = posterior.domain_ability()
+    return {
+        domain.domain_id: 100 * float(rasch.expected_share(abilities[index], domain.reference if len(domain.reference) else np.zeros(1)))
+        for index, domain in enumerate(domains)
+    }

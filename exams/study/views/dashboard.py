@@ -15,7 +15,7 @@ from exams.letters import choice_label
 from exams.models import Attempt, Bookmark, Exam, RegradeChange, Response
 from exams.room import services
 from exams.room.access import running_mock_question_ids
-from exams.study import progress
+from exams.study import ability, progress
 from exams.study.views import practice
 
 HISTORY_PAGE_SIZE = 20
@@ -47,13 +47,16 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         page = Paginator(history, HISTORY_PAGE_SIZE).get_page(request.GET.get("page"))
         trend = progress.mock_trend(user=request.user, exam=exam)
         answered = sum(s.answered for s in standings)
+        learner = ability.learner_estimate(user=request.user, exam=exam, standings=standings)
         context |= {
             "standings": standings,
             "answered_total": answered,
             "minimum_answers": progress.readiness.MIN_ANSWERED,
-            "estimate": progress.readiness_estimate(standings, exam=exam),
+            "estimate": learner.readiness,
+            "calibrated": learner.calibrated,
+            "standing_rows": [(s, learner.domain_ability.get(s.domain_id)) for s in standings],
             "rough_below": progress.readiness.ROUGH_BELOW,
-            "weakest": progress.weakest_domain(standings),
+            "weakest": progress.weakest_domain(standings, learner.domain_ability),
             "reviews": progress.review_outlook(user=request.user, exam=exam),
             "profile": Profile.objects.for_user(request.user),
             "trend": trend,

@@ -4,9 +4,11 @@ import io
 import json
 import math
 import random
+import re
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
+import numpy as np
 import pytest
 from django.db import connection
 from django.db.models import Q
@@ -18,8 +20,10 @@ from accounts.models import Profile
 from exams.models import (
     Attempt, AttemptMode, AttemptStatus, Bookmark, Domain, Question, Response, ResponseChoice, ReviewCard,
 )
+from exams.room import draw
 from exams.room.services import attempt_start, attempt_submit
-from exams.study import progress
+from exams.statistics import rasch
+from exams.study import ability, progress
 from exams.templatetags.exam_extras import chance, percent
 from tests.factories import exam_with_bank
 
@@ -91,25 +95,55 @@ def expected_standings(user, exam, *, up_to: Attempt | None = None) -> dict[str,
     return {domain: (right, n) for domain, (right, n) in counts.items()}
 
 
-def expected_readiness(standings, weights) -> tuple[float, float, float]:
-    """The standing by hand: each domain's prior is 4 answers at the smoothed overall rate, answers weigh 0.75."""
-    right_all = sum(right for right, _ in standings.values())
-    n_all = sum(n for _, n in standings.values())
-    overall = (1 + right_all) / (2 + n_all)
-    mean = var = 0.0
-    for domain, weight in weights.items():
-        right, n = standings.get(domain, (0, 0))
-        a, b = 4 * overall + 0.75 * right, 4 * (1 - overall) + 0.75 * (n - right)
-        w = weight / 100
-        mean += w * a / (a + b)
-        var += w * w * a * b / ((a + b) ** 2 * (a + b + 1))
-    half = 1.645 * math.sqrt(var)
-    clip = lambda x: min(100.0, max(0.0, 100 * x))  # noqa: E731
-    return clip(mean), clip(mean - half), clip(mean + half)
+def expected_readiness(user, exam) -> tuple[float, float, float]:
+    """The standing by hand from the rows: the counted window (newest 400 answers of the latest 50
+    finished attempts), the Rasch posterior with the author's levels as difficulties (no
+    calibration yet), and the expected score on the reference form, its mean and 90% band
+    over posterior draws."""
+    recent = list(
+        Attempt.objects.filter(user=user, exam=exam, status__in=Attempt.FINISHED_STATUSES)
+        .order_by("-finished_at", "-pk").values_list("pk", flat=True)[:50]
+    )
+    rows = Response.objects.filter(attempt__in=recent, is_correct__isnull=False).values_list(
+        "pk", "question_id", "domain_id", "is_correct", "answered_at", "attempt__mode", "attempt__finished_at"
+    )
+    counted = sorted(
+        ((answered_at or finished_at, pk, question, domain, right)
+         for pk, question, domain, right, answered_at, mode, finished_at in rows
+         if mode == AttemptMode.MOCK or answered_at is not None),
+        reverse=True,
+    )[:400][::-1]
+    levels = dict(exam.questions.filter(is_active=True).values_list("pk", "difficulty"))
+    domains = list(exam.domains.order_by("order", "pk"))
+    index = {d.pk: i for i, d in enumerate(domains)}
+    met, weight = set(), []
+    for _, _, question, _, _ in counted:
+        weight.append(0.5 if question in met else 1.0)
+        met.add(question)
+    posterior = rasch.ability_posterior(
+        difficulty=np.array([rasch.LEVEL_OFFSET[levels[q]] for _, _, q, _, _ in counted]),
+        domain=np.array([index[d] for _, _, _, d, _ in counted]), right=np.array([r for *_, r in counted], dtype=float),
+        age=np.arange(len(counted) - 1, -1, -1, dtype=float), weight=np.array(weight), domains=len(domains),
+        prior_mean=ability.DEFAULT_ABILITY_MEAN, prior_sd=ability.DEFAULT_ABILITY_SD,
+    )
+    seats = draw.quotas(domains=[draw.DomainQuota(d.pk, d.weight, d.order) for d in domains], total=exam.question_count)
+    draws = np.random.default_rng(7).multivariate_normal(posterior.mean, posterior.covariance, size=20000)
+    score = np.zeros(len(draws))
+    for domain in domains:
+        reference = np.array([rasch.LEVEL_OFFSET[levels[q]] for q, d in exam.questions.filter(is_active=True)
+                              .values_list("pk", "domain_id") if d == domain.pk])
+        theta = draws[:, 0] + draws[:, 2 + index[domain.pk]]
+        score += seats[domain.pk] * (1 / (1 + np.exp(-(theta[:, None] - reference)))).mean(axis=1)
+    score = 100 * score / sum(seats.values())
+    low, high = np.quantile(score, [0.05, 0.95])
+    return float(score.mean()), float(low), float(high)
 
 
-def standing_html(predicted: float) -> str:
-    return f'<dt>Your standing</dt>\n          <dd><strong class="score">{percent(predicted)}</strong>'
+def shown_standing(page: str) -> tuple[float, float, float]:
+    found = re.search(r'Your standing</dt>\s*<dd><strong class="score">([\d.]+)%</strong>\s*'
+                      r'<span class="band">\(90% credible band ([\d.]+)%–([\d.]+)%\)', page)
+    assert found, "no standing on the page"
+    return tuple(float(value) for value in found.groups())
 
 
 def test_a_new_learner_sees_a_first_step(learner_client):
@@ -127,10 +161,10 @@ def test_mastery_and_readiness_follow_the_formulas(learner_client, learner):
     for domain, (right, n) in standings.items():
         assert f"<td class=\"num\">{right}/{n}</td>" in page
         assert n <= 50
-    weights = dict(exam.domains.values_list("name", "weight"))
-    predicted, low, high = expected_readiness(standings, weights)
-    assert standing_html(predicted) in page
-    assert f"90% credible band {percent(low)}–{percent(high)}" in page
+    # Recomputed from the rows; the page's posterior draws are 1,000, so within Monte Carlo error.
+    predicted, low, high = expected_readiness(learner, exam)
+    shown = shown_standing(page)
+    assert shown == pytest.approx((predicted, low, high), abs=1.0)
 
 
 def test_readiness_needs_20_answers(learner_client, learner):
@@ -256,19 +290,18 @@ def test_the_estimate_uses_the_exams_own_weights(learner_client, learner):
     finished_history(learner, exam, attempts=40, seed=11)
     # One strong and one weak domain, so the weights visibly move the estimate.
     Response.objects.filter(domain=exam.domains.order_by("order").last()).update(is_correct=False)
-    standings = expected_standings(learner, exam)
-    predictions = set()
-    for heavy, light in ((60, 40), (90, 10), (10, 90)):
+    shown = []
+    for heavy, light in ((10, 90), (60, 40), (90, 10)):
         first, second = exam.domains.order_by("order")
         first.weight, second.weight = heavy, light
         first.save()
         second.save()
-        weights = {first.name: heavy, second.name: light}
-        predicted, _, _ = expected_readiness(standings, weights)
         page = learner_client.get(reverse("exams:dashboard")).content.decode()
-        assert standing_html(predicted) in page, (heavy, light)
-        predictions.add(round(predicted))
-    assert len(predictions) == 3
+        standing = shown_standing(page)
+        assert standing == pytest.approx(expected_readiness(learner, exam), abs=1.0), (heavy, light)
+        shown.append(standing[0])
+    # The heavier the weak domain weighs, the lower the standing.
+    assert shown[0] < shown[1] < shown[2]
 
 
 def test_a_tier_is_not_taken_when_an_answer_outside_it_is_newer_by_a_fraction_of_a_second(learner):
@@ -334,7 +367,7 @@ def test_the_dashboard_names_standing_next_mock_and_chance_of_passing(learner_cl
     exam = exam_with_bank(weights=(60, 40), per_domain=20, question_count=20, passing_score=70)
     finished_history(learner, exam, attempts=8, per_attempt=5, answered_share=1.0, seed=2)
     standings = progress.domain_standings(user=learner, exam=exam)
-    estimate = progress.readiness_estimate(standings, exam=exam)
+    estimate = ability.learner_estimate(user=learner, exam=exam, standings=standings).readiness
     assert estimate.counted == 40 and estimate.rough and estimate.seats == 20
     page = learner_client.get(reverse("exams:dashboard")).content.decode()
     assert f"<strong class=\"score\">{percent(estimate.next_low)}–{percent(estimate.next_high)}</strong>" in page

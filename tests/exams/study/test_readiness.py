@@ -1,27 +1,36 @@
-"""Tests for domain mastery and the readiness estimate."""
+"""Tests for domain mastery and the readiness estimate (the Rasch posterior's standing, next mock and P(pass))."""
 
-import math
-
+import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.special import expit
 
+from exams.room import grading
+from exams.statistics import rasch
 from exams.study.readiness import (
-    EVIDENCE_WEIGHT,
     MIN_ANSWERED,
-    PRIOR_STRENGTH,
-    DomainEvidence,
-    Readiness,
-    beta_binomial_pmf,
-    convolve,
+    NEXT_MOCK_AHEAD,
+    SAMPLES,
+    DomainBank,
+    domain_abilities,
     estimate,
     mastery,
+    next_mock_chance,
     predictive_range,
 )
 
 
-def evidence(weight: int, right: int, answered: int, seats: int | None = None) -> DomainEvidence:
-    return DomainEvidence(weight=weight, right=right, answered=answered, seats=max(1, weight // 10) if seats is None else seats)
+def point_posterior(abilities: list[float], counted: int = 100) -> rasch.AbilityPosterior:
+    """A posterior with (almost) no uncertainty: ability 0 and these domain offsets, no drift."""
+    mean = np.array([0.0, 0.0, *abilities])
+    return rasch.AbilityPosterior(mean=mean, covariance=np.eye(len(mean)) * 1e-12, counted=counted)
+
+
+def bank(seats: int, difficulties: list[float], unseen: list[float] | None = None, domain_id: int = 1) -> DomainBank:
+    reference = np.array(difficulties, dtype=float)
+    return DomainBank(domain_id=domain_id, weight=seats, seats=seats, reference=reference,
+                      unseen=reference if unseen is None else np.array(unseen, dtype=float))
 
 
 # --- mastery ------------------------------------------------------------------------
@@ -43,22 +52,6 @@ def test_mastery_refuses_impossible_counts() -> None:
 # --- the pieces: beta-binomial, convolution, the predictive range ----------------------
 
 
-def test_beta_binomial_by_hand() -> None:
-    # BetaBinomial(3, 2, 3): P(k) = C(3,k)·B(k+2, 6−k)/B(2,3), B(2,3) = 1/12:
-    # k=0: 12·B(2,6) = 12/42 = 10/35; k=1: 12·3·B(3,5) = 12/35; k=2: 12·3·B(4,4) = 9/35; k=3: 12·B(5,3) = 4/35.
-    assert beta_binomial_pmf(n=3, a=2, b=3) == pytest.approx([10 / 35, 12 / 35, 9 / 35, 4 / 35])
-    # Beta(1,1) mixing a binomial gives every count the same chance.
-    assert beta_binomial_pmf(n=4, a=1, b=1) == pytest.approx([0.2] * 5)
-    assert beta_binomial_pmf(n=0, a=2.5, b=0.5) == [1.0]
-    with pytest.raises(ValueError):
-        beta_binomial_pmf(n=3, a=0, b=1)
-
-
-def test_convolution_by_hand() -> None:
-    assert convolve([0.5, 0.5], [0.5, 0.5]) == pytest.approx([0.25, 0.5, 0.25])
-    assert convolve([1.0], [0.2, 0.8]) == [0.2, 0.8]
-
-
 def test_the_predictive_range_keeps_at_most_5_percent_in_each_tail() -> None:
     pmf = [0.03, 0.02, 0.01, 0.4, 0.5, 0.01, 0.03]
     # Below 3: 0.06 > 0.05, so the range starts at 2 (0.05 below it); above 4: 0.04, at 4 0.54.
@@ -67,177 +60,121 @@ def test_the_predictive_range_keeps_at_most_5_percent_in_each_tail() -> None:
     assert predictive_range([0.0, 0.0, 1.0]) == (2, 2)
 
 
-# --- estimate: hand-computed examples -----------------------------------------------
+# --- estimate: by hand, at a posterior without uncertainty ------------------------------
 
 
 def test_below_min_answered_there_is_no_estimate() -> None:
     assert MIN_ANSWERED == 20
-    assert estimate(domains=[evidence(60, 10, 10), evidence(40, 9, 9)]) is None
-    assert estimate(domains=[evidence(60, 10, 10), evidence(40, 10, 10)]) is not None
-    with pytest.raises(ValueError):
-        estimate(domains=[])
+    assert estimate(posterior=point_posterior([0.0], counted=19), domains=[bank(10, [0.0])]) is None
+    assert estimate(posterior=point_posterior([0.0], counted=20), domains=[bank(10, [0.0])]) is not None
 
 
-def test_single_domain_by_hand() -> None:
-    # Overall rate (1+15)/(2+20) = 8/11; a = 4·8/11 + 0.75·15, b = 4·3/11 + 0.75·5.
-    a, b = 32 / 11 + 11.25, 12 / 11 + 3.75
-    mean, var = a / (a + b), a * b / ((a + b) ** 2 * (a + b + 1))
-    result = estimate(domains=[evidence(100, 15, 20, seats=10)], passing_score=70)
-    assert result is not None
-    assert (PRIOR_STRENGTH, EVIDENCE_WEIGHT) == (4.0, 0.75)
-    assert result.standing == pytest.approx(100 * mean)
-    assert result.standing_low == pytest.approx(100 * mean - 164.5 * math.sqrt(var))
-    assert result.standing_high == pytest.approx(100 * mean + 164.5 * math.sqrt(var))
-    # The next mock: BetaBinomial(10, a, b) through Γ directly (no log-gamma, no normalising).
-    gamma = math.gamma
-    by_gamma = [
-        math.comb(10, k) * gamma(k + a) * gamma(10 - k + b) * gamma(a + b) / (gamma(10 + a + b) * gamma(a) * gamma(b))
-        for k in range(11)
-    ]
-    assert list(result.next_distribution) == pytest.approx(by_gamma)
-    assert result.pass_chance == pytest.approx(sum(by_gamma[7:]))
-    below = 0.0
-    for k, p in enumerate(by_gamma):
-        if below + p > 0.05:
-            assert result.next_low_right == k
-            break
-        below += p
-    assert result.seats == 10 and result.next_low == 10 * result.next_low_right
-    assert result.rough
+def test_a_certain_ability_gives_the_binomial_of_the_reference_chance() -> None:
+    # θ = ln 3 on items of difficulty 0: P(right) = 0.75 exactly; 4 seats.
+    posterior = point_posterior([np.log(3)])
+    got = estimate(posterior=posterior, domains=[bank(4, [0.0, 0.0])], passing_score=75)
+    assert got.standing == pytest.approx(75.0)
+    assert got.standing_low == pytest.approx(75.0) and got.standing_high == pytest.approx(75.0)
+    binomial = [0.25**4, 4 * 0.75 * 0.25**3, 6 * 0.75**2 * 0.25**2, 4 * 0.75**3 * 0.25, 0.75**4]
+    assert got.next_distribution == pytest.approx(binomial)
+    # Passing needs 3 of 4.
+    assert got.pass_chance == pytest.approx(binomial[3] + binomial[4])
+    assert (got.next_low_right, got.next_high_right) == predictive_range(binomial)
 
 
-def test_two_domains_convolve_their_seats() -> None:
-    domains = [evidence(60, 30, 40, seats=6), evidence(40, 10, 30, seats=4)]
-    result = estimate(domains=domains, passing_score=50)
-    assert result is not None and not result.rough and result.counted == 70
-    overall = 41 / 72
-    (a1, b1), (a2, b2) = (
-        (4 * overall + 0.75 * k, 4 * (1 - overall) + 0.75 * (n - k)) for k, n in ((30, 40), (10, 30))
-    )
-    first, second = beta_binomial_pmf(n=6, a=a1, b=b1), beta_binomial_pmf(n=4, a=a2, b=b2)
-    # The total's distribution by an independent double loop.
-    total = [sum(first[i] * second[t - i] for i in range(7) if 0 <= t - i <= 4) for t in range(11)]
-    assert list(result.next_distribution) == pytest.approx(total)
-    assert result.pass_chance == pytest.approx(sum(total[5:]))
-    assert result.standing == pytest.approx(100 * (0.6 * a1 / (a1 + b1) + 0.4 * a2 / (a2 + b2)))
+def test_two_domains_convolve_and_weigh_by_seats() -> None:
+    posterior = point_posterior([np.log(3), -np.log(3)])  # 0.75 and 0.25 on difficulty-0 items
+    got = estimate(posterior=posterior, domains=[bank(3, [0.0]), bank(1, [0.0], domain_id=2)])
+    assert got.standing == pytest.approx((3 * 75 + 1 * 25) / 4)
+    first = [0.25**3, 3 * 0.75 * 0.25**2, 3 * 0.75**2 * 0.25, 0.75**3]
+    second = [0.75, 0.25]
+    assert got.next_distribution == pytest.approx(np.convolve(first, second))
 
 
-def test_an_unpractised_domain_borrows_the_overall_rate() -> None:
-    result = estimate(domains=[evidence(50, 20, 20), evidence(50, 0, 0)])
-    assert result is not None
-    # Overall rate 21/22: the unseen domain's prior sits there, not at 50%.
-    a, b = 4 * 21 / 22 + 15, 4 / 22
-    assert result.standing == pytest.approx(100 * (0.5 * a / (a + b) + 0.5 * 21 / 22))
+def test_the_next_mock_takes_unseen_questions_first() -> None:
+    theta = np.array([0.0])
+    # Enough unseen: the mean chance over them alone.
+    assert next_mock_chance(abilities=theta, domain=bank(2, [-2.0, 2.0, 0.0], unseen=[2.0, 2.0]))[0] == pytest.approx(expit(-2.0))
+    # One unseen for two seats: it, and one seat at the mean of the others.
+    chance = next_mock_chance(abilities=theta, domain=bank(2, [-2.0, 2.0], unseen=[2.0]))[0]
+    assert chance == pytest.approx((expit(-2.0) + expit(2.0)) / 2)
+    # All seen: the whole domain.
+    assert next_mock_chance(abilities=theta, domain=bank(2, [-2.0, 2.0], unseen=[]))[0] == pytest.approx(0.5)
 
 
-def test_band_is_clipped_to_0_100() -> None:
-    top = estimate(domains=[evidence(100, 1000, 1000)])
-    assert top is not None and top.standing_high == 100.0 and top.standing_low < top.standing < 100.0
-    bottom = estimate(domains=[evidence(100, 0, 1000)])
-    assert bottom is not None and bottom.standing_low == 0.0 and 0.0 < bottom.standing < bottom.standing_high
+def test_the_binomial_approximation_matches_simulated_draws() -> None:
+    """The tested approximation: a random form from a pool of unequal items, against simulation."""
+    rng = np.random.default_rng(3)
+    pool = rng.normal(0, 1, 40)
+    posterior = point_posterior([0.3])
+    got = estimate(posterior=posterior, domains=[bank(15, list(pool))], seed=1)
+    counts = np.zeros(16)
+    for _ in range(40000):
+        form = rng.choice(pool, 15, replace=False)
+        counts[(rng.random(15) < expit(0.3 - form)).sum()] += 1
+    simulated = counts / counts.sum()
+    assert np.abs(np.array(got.next_distribution) - simulated).max() < 0.015
+    # The binomial is a little wider than drawing without replacement: never narrower.
+    low, high = predictive_range(simulated)
+    assert got.next_low_right <= low and got.next_high_right >= high
 
 
-# --- estimate: properties -----------------------------------------------------------
+def test_uncertainty_widens_the_band_and_the_range() -> None:
+    sure = point_posterior([0.5])
+    unsure = rasch.AbilityPosterior(mean=sure.mean, covariance=np.diag([0.5, 1e-12, 1e-12]), counted=100)
+    domains = [bank(20, list(np.linspace(-1, 1, 30)))]
+    a, b = estimate(posterior=sure, domains=domains), estimate(posterior=unsure, domains=domains)
+    assert b.standing_high - b.standing_low > a.standing_high - a.standing_low + 10
+    assert b.next_high_right - b.next_low_right > a.next_high_right - a.next_low_right
 
 
-@st.composite
-def blueprint_weights(draw: st.DrawFn) -> list[int]:
-    """Between one and six domain weights summing to 100, as an exam's blueprint does."""
-    count = draw(st.integers(min_value=1, max_value=6))
-    cuts = sorted(
-        draw(st.lists(st.integers(min_value=0, max_value=100), min_size=count - 1, max_size=count - 1))
-    )
-    return [b - a for a, b in zip([0, *cuts], [*cuts, 100], strict=True)]
+def test_the_next_mock_looks_ahead_along_the_drift() -> None:
+    rising = rasch.AbilityPosterior(mean=np.array([0.0, 1.0, 0.0]), covariance=np.eye(3) * 1e-12, counted=100)
+    got = estimate(posterior=rising, domains=[bank(10, [0.0])])
+    expected = 100 * expit(NEXT_MOCK_AHEAD / rasch.SLOPE_UNIT)
+    assert 100 * sum(k * p for k, p in enumerate(got.next_distribution)) / 10 == pytest.approx(expected)
+    assert got.standing == pytest.approx(50.0)  # the standing is today's
 
 
-@st.composite
-def blueprints(draw: st.DrawFn) -> list[DomainEvidence]:
-    """A blueprint with evidence per domain, at least MIN_ANSWERED answers in total."""
-    domains = []
-    for weight in draw(blueprint_weights()):
-        answered = draw(st.integers(min_value=0, max_value=60))
-        right = draw(st.integers(min_value=0, max_value=answered))
-        domains.append(evidence(weight, right, answered))
-    assume(sum(d.answered for d in domains) >= MIN_ANSWERED)
-    return domains
+def test_the_same_inputs_give_the_same_page() -> None:
+    posterior = rasch.AbilityPosterior(mean=np.array([0.2, 0.1, 0.0]), covariance=np.eye(3) * 0.2, counted=80)
+    domains = [bank(10, [0.0, 1.0])]
+    assert estimate(posterior=posterior, domains=domains, seed=5) == estimate(posterior=posterior, domains=domains, seed=5)
+    assert SAMPLES >= 1000
 
 
-@settings(max_examples=100)
-@given(domains=blueprints())
-def test_estimate_stays_in_range(domains: list[DomainEvidence]) -> None:
-    result = estimate(domains=domains, passing_score=70)
-    assert result is not None
-    assert 0.0 <= result.standing_low <= result.standing <= result.standing_high <= 100.0
-    assert 0 <= result.next_low_right <= result.next_high_right <= result.seats
-    assert sum(result.next_distribution) == pytest.approx(1.0)
-    assert sum(result.next_distribution[: result.next_low_right]) <= 0.05 + 1e-9
-    assert sum(result.next_distribution[result.next_high_right + 1 :]) <= 0.05 + 1e-9
-    assert 0.0 <= result.pass_chance <= 1.0
+def test_domain_abilities_are_expected_shares_on_each_domains_reference() -> None:
+    posterior = point_posterior([0.0, 1.0])
+    got = domain_abilities(posterior=posterior, domains=[bank(5, [0.0]), bank(5, [1.0, -1.0], domain_id=2)])
+    assert got == pytest.approx({1: 50.0, 2: 100 * (expit(0.0) + expit(2.0)) / 2})
 
 
-@settings(max_examples=100)
-@given(domains=blueprints(), data=st.data())
-def test_the_order_of_the_domains_changes_nothing(domains: list[DomainEvidence], data: st.DataObject) -> None:
-    shuffled = data.draw(st.permutations(domains))
-    first, second = estimate(domains=domains, passing_score=70), estimate(domains=shuffled, passing_score=70)
-    assert first is not None and second is not None
-    assert first.standing == pytest.approx(second.standing)
-    assert (first.next_low_right, first.next_high_right) == (second.next_low_right, second.next_high_right)
-    assert first.pass_chance == pytest.approx(second.pass_chance)
+# --- properties ----------------------------------------------------------------------------
 
 
-@settings(max_examples=100)
-@given(domains=blueprints(), low=st.integers(min_value=0, max_value=99), step=st.integers(min_value=1, max_value=50))
-def test_a_higher_passing_score_never_raises_the_chance(domains: list[DomainEvidence], low: int, step: int) -> None:
-    easy, hard = estimate(domains=domains, passing_score=low), estimate(domains=domains, passing_score=min(100, low + step))
-    assert easy is not None and hard is not None
-    assert hard.pass_chance <= easy.pass_chance + 1e-12
-
-
-@settings(max_examples=100)
-@given(domains=blueprints(), data=st.data())
-def test_turning_a_wrong_answer_right_never_lowers_the_prediction(
-    domains: list[DomainEvidence], data: st.DataObject
-) -> None:
-    wrong_somewhere = [i for i, d in enumerate(domains) if d.right < d.answered]
-    assume(wrong_somewhere)
-    i = data.draw(st.sampled_from(wrong_somewhere))
-    better = list(domains)
-    better[i] = evidence(domains[i].weight, domains[i].right + 1, domains[i].answered)
-    before, after = estimate(domains=domains), estimate(domains=better)
-    assert before is not None and after is not None
-    assert after.standing >= before.standing
-    assert after.pass_chance >= before.pass_chance - 1e-12
-    if domains[i].weight > 0:
-        assert after.standing > before.standing
-
-
-@settings(max_examples=100)
+@settings(max_examples=40, deadline=None)
 @given(
-    weights=blueprint_weights(),
-    data=st.data(),
-    scale=st.integers(min_value=1, max_value=30),
-    growth=st.integers(min_value=2, max_value=10),
+    offsets=st.lists(st.floats(-3, 3), min_size=1, max_size=4),
+    spread=st.floats(0.0, 2.0),
+    passing=st.integers(0, 100),
 )
-def test_at_fixed_accuracy_the_band_narrows_as_answers_grow(
-    weights: list[int], data: st.DataObject, scale: int, growth: int
-) -> None:
-    # Each domain keeps its share right (k/n) while n is multiplied.
-    answered = [data.draw(st.integers(min_value=1, max_value=10)) for _ in weights]
-    right = [data.draw(st.integers(min_value=0, max_value=n)) for n in answered]
+def test_estimate_stays_in_range(offsets, spread, passing) -> None:
+    posterior = rasch.AbilityPosterior(
+        mean=np.array([0.0, 0.0, *offsets]), covariance=np.eye(len(offsets) + 2) * (spread**2 + 1e-9), counted=50,
+    )
+    domains = [bank(3, [0.0, 0.5], domain_id=i + 1) for i in range(len(offsets))]
+    got = estimate(posterior=posterior, domains=domains, passing_score=passing, seed=1)
+    assert 0 <= got.standing_low <= got.standing <= got.standing_high <= 100
+    assert 0 <= got.next_low_right <= got.next_high_right <= got.seats
+    assert 0 <= got.pass_chance <= 1
+    assert sum(got.next_distribution) == pytest.approx(1.0)
 
-    def at(factor: int) -> Readiness | None:
-        return estimate(
-            domains=[
-                evidence(w, k * factor, n * factor)
-                for w, k, n in zip(weights, right, answered, strict=True)
-            ]
-        )
 
-    small, large = at(scale), at(scale * growth)
-    assume(small is not None)
-    assert large is not None
-    assert large.standing_high - large.standing_low <= small.standing_high - small.standing_low
-    unclipped = all(0.0 < r.standing_low and r.standing_high < 100.0 for r in (small, large))
-    if unclipped:
-        assert large.standing_high - large.standing_low < small.standing_high - small.standing_low
+@settings(max_examples=30, deadline=None)
+@given(theta=st.floats(-3, 3), step=st.floats(0.1, 2), passing=st.integers(1, 99))
+def test_a_higher_ability_never_lowers_the_prediction(theta, step, passing) -> None:
+    domains = [bank(10, [-0.5, 0.5])]
+    low, high = (estimate(posterior=point_posterior([t]), domains=domains, passing_score=passing, seed=2)
+                 for t in (theta, theta + step))
+    assert high.standing >= low.standing and high.pass_chance >= low.pass_chance - 1e-9
+    assert grading.is_passed(right=10, total=10, passing_score=passing)

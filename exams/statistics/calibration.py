@@ -1,0 +1,127 @@
+"""Calibrating the bank: a Rasch difficulty per question from the learners' counted first answers.
+
+Run by the statistics refresh (exams.statistics.refresh). Which answers count (docs/MEASUREMENT.md):
+- finished attempts only (submitted or expired; an abandoned practice never counts), every
+  mode (mocks, practice, drills, reviews), the slot graded (a void slot has no verdict);
+- answered slots only: a mock's unanswered slot says little about the item (time ran out,
+  or the learner skipped it) and is left out here, though the mock's score counts it wrong;
+- each learner's first answer to a question only: a re-answer follows the feedback the learner
+  saw, so it would make the item look easier than it is to someone meeting it;
+- answers to a version whose choices have since changed (text or set) are dropped: they
+  answered a different item. A key corrected by an erratum keeps its answers, regraded.
+Per question, not per version. Thin items are shrunk towards their domain's mean and their
+author's level (`Question.difficulty`, exams.statistics.rasch.LEVEL_OFFSET).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import DEFAULT_DB_ALIAS, connections, router
+
+from exams.models import Attempt, AttemptStatus, Question, QuestionVersion, Response
+from exams.statistics import rasch
+
+# The bank counts as calibrated when this share of its ready questions has at least
+# CALIBRATED_N first answers and an SE of at most CALIBRATED_SE (issue 24).
+CALIBRATED_SHARE = 0.8
+CALIBRATED_N = 30
+CALIBRATED_SE = 0.35
+FETCH_ROWS = 200_000
+
+
+@dataclass(frozen=True)
+class ExamCalibration:
+    # question id -> (difficulty, se, n)
+    items: dict[int, tuple[float, float, int]]
+    ability_mean: float
+    ability_sd: float
+    calibrated: bool
+    responses: int
+
+
+def _changed_versions(exam) -> list[int]:
+    """Versions whose choices (ids or texts) differ from their question's latest version's."""
+    latest: dict[int, tuple] = {}
+    versions = []
+    for version_id, question_id, number, content in (
+        QuestionVersion.objects.filter(question__exam=exam).order_by("question_id", "number")
+        .values_list("pk", "question_id", "number", "content")
+    ):
+        choices = tuple(sorted((key, value.get("text")) for key, value in (content or {}).get("choices", {}).items()))
+        versions.append((version_id, question_id, choices))
+        latest[question_id] = choices
+    return [version_id for version_id, question_id, choices in versions if choices != latest[question_id]]
+
+
+def counted_first_answers(exam) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(learner id, question id, right) per learner's first counted answer to each question, as arrays."""
+    response, attempt = Response._meta.db_table, Attempt._meta.db_table
+    changed = _changed_versions(exam)
+    skip_changed = "AND NOT (r.version_id = ANY(%s))" if changed else ""
+    sql = f"""
+        SELECT DISTINCT ON (a.user_id, r.question_id) a.user_id, r.question_id, r.is_correct
+        FROM {response} r JOIN {attempt} a ON a.id = r.attempt_id
+        WHERE a.exam_id = %s AND a.status IN (%s, %s) AND r.is_correct IS NOT NULL
+          AND r.answered_at IS NOT NULL {skip_changed}
+        ORDER BY a.user_id, r.question_id, r.answered_at, r.id
+    """
+    params: list = [exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED]
+    if changed:
+        params.append(changed)
+    using = router.db_for_read(Response) or DEFAULT_DB_ALIAS
+    connection = connections[using]
+    if connection.vendor != "postgresql":  # SQLite: no DISTINCT ON; the first row per pair by a window
+        sql = f"""
+            SELECT user_id, question_id, is_correct FROM (
+                SELECT a.user_id AS user_id, r.question_id AS question_id, r.is_correct AS is_correct,
+                       ROW_NUMBER() OVER (PARTITION BY a.user_id, r.question_id ORDER BY r.answered_at, r.id) AS k
+                FROM {response} r JOIN {attempt} a ON a.id = r.attempt_id
+                WHERE a.exam_id = %s AND a.status IN (%s, %s) AND r.is_correct IS NOT NULL
+                  AND r.answered_at IS NOT NULL
+                  {"AND r.version_id NOT IN (" + ",".join(["%s"] * len(changed)) + ")" if changed else ""}
+            ) numbered WHERE k = 1
+        """
+        params = [exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED, *changed]
+    chunks = []
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        while rows := cursor.fetchmany(FETCH_ROWS):
+            chunks.append(np.array(rows, dtype=np.int64))
+    if not chunks:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    table = np.concatenate(chunks)
+    return table[:, 0], table[:, 1], table[:, 2]
+
+
+def is_calibrated(*, ready: list[int], items: dict[int, tuple[float, float, int]]) -> bool:
+    """At least CALIBRATED_SHARE of the ready questions have n ≥ CALIBRATED_N and SE ≤ CALIBRATED_SE."""
+    if not ready:
+        return False
+    good = sum(1 for pk in ready if pk in items and items[pk][2] >= CALIBRATED_N and items[pk][1] <= CALIBRATED_SE)
+    return good >= CALIBRATED_SHARE * len(ready)
+
+
+def calibrate_exam(exam) -> ExamCalibration:
+    """Every question of the exam (retired ones too, their answers still inform their learners), calibrated."""
+    questions = list(Question.objects.filter(exam=exam).order_by("pk").values_list("pk", "domain_id", "difficulty", "is_active"))
+    learners, question_ids, right = counted_first_answers(exam)
+    index = {pk: i for i, (pk, _, _, _) in enumerate(questions)}
+    domains = {domain_id: i for i, domain_id in enumerate(sorted({d for _, d, _, _ in questions}))}
+    keep = np.array([pk in index for pk in question_ids.tolist()], dtype=bool) if len(question_ids) else np.zeros(0, bool)
+    learners, question_ids, right = learners[keep], question_ids[keep], right[keep]
+    _, person = np.unique(learners, return_inverse=True)
+    item = np.array([index[pk] for pk in question_ids.tolist()], dtype=np.int64)
+    result = rasch.calibrate(
+        person=person.astype(np.int64), item=item, right=right,
+        item_domain=np.array([domains[d] for _, d, _, _ in questions], dtype=np.int64),
+        item_level=np.array([rasch.LEVEL_OFFSET.get(level, 0.0) for _, _, level, _ in questions]),
+    )
+    items = {
+        pk: (float(result.difficulty[i]), float(result.se[i]), int(result.n[i]))
+        for i, (pk, _, _, _) in enumerate(questions)
+    }
+    ready = [pk for pk, _, _, active in questions if active]
+    return ExamCalibration(
+        items=items, ability_mean=result.person_mean, ability_sd=result.person_sd,
+        calibrated=is_calibrated(ready=ready, items=items), responses=len(right),
+    )

@@ -1,0 +1,213 @@
+"""The Rasch (1PL) model: item difficulties for the bank, a learner's ability posterior, true-score equating.
+
+Plain numpy/scipy over arrays, no Django: exams.statistics.calibration feeds the bank's
+counted responses to `calibrate`, exams.study.ability feeds one learner's history to
+`ability_posterior`, exams.room.equating uses `expected_share`/`equate`. docs/MEASUREMENT.md
+states the model and how well it holds on simulated learners (bench/calibration/).
+
+P(right) = 1 / (1 + e^-(θ - b)): θ a learner's ability, b an item's difficulty, in logits.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+# The author's intended level moves an item's prior mean by this much from its domain's mean.
+LEVEL_OFFSET = {"easy": -0.8, "medium": 0.0, "hard": 0.8}
+# An item's difficulty spreads this much around its domain-and-level mean (the prior's SD):
+# an item answered by few learners stays near where its author and its domain put it.
+ITEM_PRIOR_SD = 0.8
+# The learners' abilities start from N(0, 1.5²); calibration re-estimates both from the data,
+# with the SD kept at least this wide so a small, similar cohort does not pin everyone.
+PERSON_PRIOR_SD_FLOOR = 0.5
+# Bounds that keep every estimate finite (all-right and all-wrong histories included).
+LIMIT = 8.0
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Per item (in the order given): difficulty, its SE and responses counted; the ability population."""
+
+    difficulty: np.ndarray
+    se: np.ndarray
+    n: np.ndarray
+    domain_mean: np.ndarray  # per domain index: the mean difficulty of its medium items
+    person_mean: float
+    person_sd: float
+    iterations: int
+
+
+def item_prior_mean(domain_mean: np.ndarray, item_domain: np.ndarray, item_level: np.ndarray) -> np.ndarray:
+    return domain_mean[item_domain] + item_level
+
+
+def calibrate(
+    *,
+    person: np.ndarray,
+    item: np.ndarray,
+    right: np.ndarray,
+    item_domain: np.ndarray,
+    item_level: np.ndarray,
+    weight: np.ndarray | None = None,
+    max_iterations: int = 100,
+    tolerance: float = 1e-3,
+) -> Calibration:
+    """Joint maximum a posteriori estimates of every item's difficulty (and every learner's ability).
+
+    `person`, `item`: integer indexes per response (0…P-1, 0…I-1); `right`: 0/1; `weight`:
+    each response's weight (1 when None). `item_domain[i]` is item i's domain index,
+    `item_level[i]` its author's level as an offset (LEVEL_OFFSET). Priors: b_i ~
+    N(domain mean + level offset, ITEM_PRIOR_SD²), the domain means estimated from the items
+    (empirical Bayes), θ_p ~ N(μ, σ²) with μ, σ estimated from the abilities. The scale is
+    fixed by the items' mean difficulty being 0. Alternating Newton steps (each item's and
+    each learner's are independent given the other side), steps clipped to one logit.
+    """
+    item_count, domain_count = len(item_domain), int(item_domain.max(initial=-1)) + 1
+    person_count = int(person.max(initial=-1)) + 1
+    right = right.astype(np.float64)
+    w = np.ones_like(right) if weight is None else weight.astype(np.float64)
+    n = np.bincount(item, minlength=item_count)
+    domain_mean = np.zeros(max(domain_count, 1))
+    b = item_prior_mean(domain_mean, item_domain, item_level).astype(np.float64)
+    theta = np.zeros(person_count)
+    mu, sd = 0.0, 1.5
+    item_precision = 1 / ITEM_PRIOR_SD**2
+    domain_items = np.bincount(item_domain, minlength=domain_count).astype(np.float64)
+    iterations = 0
+    for iterations in range(1, max_iterations + 1):
+        # Learners, given the items.
+        p = expit(theta[person] - b[item])
+        gradient = np.bincount(person, w * (right - p), person_count) - (theta - mu) / sd**2
+        hessian = np.bincount(person, w * p * (1 - p), person_count) + 1 / sd**2
+        theta = np.clip(theta + np.clip(gradient / hessian, -1, 1), -LIMIT, LIMIT)
+        # Items, given the learners.
+        p = expit(theta[person] - b[item])
+        prior = item_prior_mean(domain_mean, item_domain, item_level)
+        gradient = np.bincount(item, w * (p - right), item_count) - (b - prior) * item_precision
+        hessian = np.bincount(item, w * p * (1 - p), item_count) + item_precision
+        step = np.clip(gradient / hessian, -1, 1)
+        b = np.clip(b + step, -LIMIT, LIMIT)
+        # The hierarchy: each domain's mean from its items; then the scale's origin.
+        domain_mean = np.bincount(item_domain, b - item_level, domain_count) / np.maximum(domain_items, 1)
+        shift = b.mean() if item_count else 0.0
+        b, theta, domain_mean = b - shift, theta - shift, domain_mean - shift
+        if person_count:
+            mu = float(theta.mean())
+            sd = max(PERSON_PRIOR_SD_FLOOR, float(theta.std()))
+        if np.abs(step).max(initial=0) < tolerance:
+            break
+    p = expit(theta[person] - b[item])
+    information = np.bincount(item, w * p * (1 - p), item_count) + item_precision
+    return Calibration(
+        difficulty=b, se=1 / np.sqrt(information), n=n, domain_mean=domain_mean,
+        person_mean=mu, person_sd=sd, iterations=iterations,
+    )
+
+
+# --- one learner ---------------------------------------------------------------------------
+
+# A learner's per-domain offsets from their overall ability spread this much (the prior's SD).
+DOMAIN_OFFSET_SD = 0.35
+# Ability may drift as the learner studies: a slope per 100 counted answers, its prior SD.
+SLOPE_SD = 0.3
+SLOPE_UNIT = 100.0
+
+
+@dataclass(frozen=True)
+class AbilityPosterior:
+    """A Gaussian (Laplace) posterior over [ability now, slope per 100 answers, offset per domain]."""
+
+    mean: np.ndarray
+    covariance: np.ndarray
+    counted: int
+
+    @property
+    def domains(self) -> int:
+        return len(self.mean) - 2
+
+    def samples(self, *, count: int, rng: np.random.Generator, ahead: float = 0.0) -> np.ndarray:
+        """Draws of each domain's ability `ahead` answers from now: shape (count, domains)."""
+        draws = rng.multivariate_normal(self.mean, self.covariance, size=count, method="cholesky")
+        return draws[:, :1] + draws[:, 1:2] * (ahead / SLOPE_UNIT) + draws[:, 2:]
+
+    def domain_ability(self, *, ahead: float = 0.0) -> np.ndarray:
+        """The posterior mean of each domain's ability."""
+        return self.mean[0] + self.mean[1] * (ahead / SLOPE_UNIT) + self.mean[2:]
+
+
+def ability_posterior(
+    *,
+    difficulty: np.ndarray,
+    domain: np.ndarray,
+    right: np.ndarray,
+    age: np.ndarray,
+    domains: int,
+    weight: np.ndarray | None = None,
+    prior_mean: float = 0.0,
+    prior_sd: float = 1.5,
+    iterations: int = 25,
+) -> AbilityPosterior:
+    """One learner's posterior from their counted answers: per answer the item's difficulty, its
+    domain index, right or wrong, and its age (how many counted answers came after it).
+
+    The ability at an answer is a + s·(−age/100) + δ_domain: `a` the ability now, `s` its drift
+    per 100 answers (prior N(0, SLOPE_SD²), so a learner who is not changing stays at 0), δ
+    the domain's offset (prior N(0, DOMAIN_OFFSET_SD²): a thin domain borrows from the rest).
+    Newton's method on the log posterior (concave), the covariance its inverse Hessian.
+    Finite for any history, all right and all wrong included, thanks to the priors.
+    """
+    k = domains + 2
+    design = np.zeros((len(right), k))
+    design[:, 0] = 1.0
+    design[:, 1] = -age / SLOPE_UNIT
+    design[np.arange(len(right)), 2 + domain] = 1.0
+    y = right.astype(np.float64)
+    w = np.ones_like(y) if weight is None else weight.astype(np.float64)
+    precision = np.diag([1 / prior_sd**2, 1 / SLOPE_SD**2] + [1 / DOMAIN_OFFSET_SD**2] * domains)
+    prior = np.zeros(k)
+    prior[0] = prior_mean
+    x = prior.copy()
+    hessian = precision
+    for _ in range(iterations):
+        p = expit(design @ x - difficulty)
+        gradient = design.T @ (w * (y - p)) - precision @ (x - prior)
+        hessian = (design.T * (w * p * (1 - p))) @ design + precision
+        step = np.linalg.solve(hessian, gradient)
+        step = np.clip(step, -1, 1)
+        x = x + step
+        if np.abs(step).max() < 1e-6:
+            break
+    p = expit(design @ x - difficulty)
+    hessian = (design.T * (w * p * (1 - p))) @ design + precision
+    return AbilityPosterior(mean=x, covariance=np.linalg.inv(hessian), counted=len(right))
+
+
+# --- scores on a form ---------------------------------------------------------------------
+
+
+def expected_share(theta: float | np.ndarray, difficulty: np.ndarray) -> np.ndarray:
+    """The expected share right on items of these difficulties at ability θ (broadcast over θ)."""
+    theta = np.asarray(theta, dtype=np.float64)
+    return expit(theta[..., None] - difficulty).mean(axis=-1)
+
+
+def ability_for_score(right: float, difficulty: np.ndarray) -> float:
+    """The θ whose expected right count on these items is `right` (0 < right < len), by Newton on a monotone sum."""
+    theta = 0.0
+    for _ in range(60):
+        p = expit(theta - difficulty)
+        step = (right - p.sum()) / max(float((p * (1 - p)).sum()), 1e-9)
+        theta = float(np.clip(theta + np.clip(step, -2, 2), -LIMIT, LIMIT))
+        if abs(step) < 1e-9:
+            break
+    return theta
+
+
+def equate(*, right: int, form: np.ndarray, reference: np.ndarray) -> float:
+    """IRT true-score equating: the percent the reference form's expected score gives at the ability
+    whose expected score on `form` is `right`. 0 and all-right map to 0% and 100%."""
+    if right <= 0:
+        return 0.0
+    if right >= len(form):
+        return 100.0
+    return float(100 * expected_share(ability_for_score(right, form), reference))

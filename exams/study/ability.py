@@ -1,0 +1,160 @@
+"""A learner's ability posterior and what it predicts, read from the database in a fixed number of queries.
+
+Which answers count is mastery's rule (exams.study.progress.MASTERY_COUNTED: a mock's every
+slot, an unanswered one as wrong, as the next mock will score it; elsewhere a graded answer;
+void slots never; abandoned practice never). The window is bounded so a long history costs
+what a short one does: the counted answers of the learner's latest ABILITY_ATTEMPTS finished
+attempts, at most ABILITY_WINDOW of them, newest first. Recent answers weigh more through the
+model itself: the ability drifts along the history (exams.statistics.rasch.ability_posterior,
+a slope per 100 answers), so old answers inform the ability now through the drift, not as if
+they were today's. A re-answer of a question met earlier in the window weighs REANSWER_WEIGHT:
+a learner who saw its feedback may remember the key rather than know it.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connection
+from django.db.models import FloatField, OuterRef, Subquery
+
+from exams.models import Attempt, AttemptMode, AttemptStatus, ExamStatistic, ItemStatistic, Question, Response
+from exams.room import draw
+from exams.statistics import rasch
+from exams.study import readiness
+from exams.study.progress import MASTERY_COUNTED, MASTERY_STAMP, DomainStanding
+
+ABILITY_ATTEMPTS = 50
+ABILITY_WINDOW = 400
+REANSWER_WEIGHT = 0.5
+# Before the first calibration: the population prior of a learner's ability (logits).
+DEFAULT_ABILITY_MEAN = 0.5
+DEFAULT_ABILITY_SD = 1.5
+
+
+@dataclass(frozen=True)
+class BankReference:
+    """Per question of the ready pool: its domain and calibrated difficulty (or the prior's mean)."""
+
+    difficulty: dict[int, float]
+    domain: dict[int, int]
+    ability_mean: float
+    ability_sd: float
+    calibrated: bool
+
+
+def bank_reference(exam) -> BankReference:
+    """Two queries: the active questions with their stored Rasch difficulty, and the exam's calibration."""
+    rasch_difficulty = ItemStatistic.objects.filter(question=OuterRef("pk"), first_mock_only=False).values("rasch_difficulty")[:1]
+    rows = list(
+        Question.objects.active().filter(exam=exam).order_by()
+        .annotate(rasch=Subquery(rasch_difficulty, output_field=FloatField()))
+        .values_list("pk", "domain_id", "difficulty", "rasch")
+    )
+    test = ExamStatistic.objects.filter(exam=exam, first_mock_only=False).only(
+        "ability_mean", "ability_sd", "calibrated"
+    ).first()
+    difficulty = {
+        pk: value if value is not None else rasch.LEVEL_OFFSET.get(level, 0.0)
+        for pk, _, level, value in rows
+    }
+    return BankReference(
+        difficulty=difficulty, domain={pk: domain_id for pk, domain_id, _, _ in rows},
+        ability_mean=test.ability_mean if test and test.ability_mean is not None else DEFAULT_ABILITY_MEAN,
+        ability_sd=test.ability_sd if test and test.ability_sd is not None else DEFAULT_ABILITY_SD,
+        calibrated=bool(test and test.calibrated),
+    )
+
+
+def counted_window(*, user, exam) -> list[tuple[int, int, bool]]:
+    """(question id, domain id, right) of the window's counted answers, newest first. One query."""
+    response, attempt = Response._meta.db_table, Attempt._meta.db_table
+    sql = f"""
+        WITH a AS (
+            SELECT id, mode, finished_at FROM {attempt}
+            WHERE user_id = %s AND exam_id = %s AND status IN (%s, %s)
+            ORDER BY finished_at DESC, id DESC LIMIT %s
+        )
+        SELECT r.question_id, r.domain_id, r.is_correct
+        FROM {response} r JOIN a ON a.id = r.attempt_id
+        WHERE {MASTERY_COUNTED}
+        ORDER BY {MASTERY_STAMP} DESC, r.id DESC
+        LIMIT %s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [user.pk, exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED,
+                             ABILITY_ATTEMPTS, ABILITY_WINDOW])
+        return [(question_id, domain_id, bool(right)) for question_id, domain_id, right in cursor.fetchall()]
+
+
+def seen_in_mocks(*, user, exam) -> set[int]:
+    """The questions the learner met in a mock: the draw's own rule (exams.room.services)."""
+    return set(
+        Response.objects.filter(attempt__user=user, attempt__exam=exam, attempt__mode=AttemptMode.MOCK)
+        .order_by().values_list("question_id", flat=True).distinct()
+    )
+
+
+def posterior_from(*, window: list[tuple[int, int, bool]], reference: BankReference, domain_index: dict[int, int]) -> rasch.AbilityPosterior:
+    """The ability posterior of a window of counted answers (newest first)."""
+    difficulty, domain, right, weight = [], [], [], []
+    met: set[int] = set()
+    # Oldest first, so that a question's first answer in the window weighs fully.
+    for question_id, domain_id, is_right in reversed(window):
+        difficulty.append(reference.difficulty.get(question_id, 0.0))
+        domain.append(domain_index[domain_id])
+        right.append(is_right)
+        weight.append(REANSWER_WEIGHT if question_id in met else 1.0)
+        met.add(question_id)
+    count = len(right)
+    return rasch.ability_posterior(
+        difficulty=np.array(difficulty, dtype=np.float64), domain=np.array(domain, dtype=np.int64),
+        right=np.array(right, dtype=np.float64), age=np.arange(count - 1, -1, -1, dtype=np.float64),
+        weight=np.array(weight), domains=len(domain_index),
+        prior_mean=reference.ability_mean, prior_sd=reference.ability_sd,
+    )
+
+
+def domain_banks(*, standings: list[DomainStanding], exam, reference: BankReference, seen: set[int]) -> list[readiness.DomainBank]:
+    seats = draw.quotas(
+        domains=[draw.DomainQuota(domain_id=s.domain_id, weight=s.weight, order=s.order) for s in standings],
+        total=exam.question_count,
+    )
+    pools: dict[int, list[int]] = {s.domain_id: [] for s in standings}
+    for question_id, domain_id in reference.domain.items():
+        pools.setdefault(domain_id, []).append(question_id)
+    return [
+        readiness.DomainBank(
+            domain_id=s.domain_id, weight=s.weight, seats=seats[s.domain_id],
+            reference=np.array([reference.difficulty[q] for q in pools[s.domain_id]]),
+            unseen=np.array([reference.difficulty[q] for q in pools[s.domain_id] if q not in seen]),
+        )
+        for s in standings
+    ]
+
+
+@dataclass(frozen=True)
+class LearnerEstimate:
+    readiness: readiness.Readiness | None
+    # Per domain id: the expected share right (percent) on its reference questions; None without data.
+    domain_ability: dict[int, float]
+    calibrated: bool
+
+
+def learner_estimate(*, user, exam, standings: list[DomainStanding]) -> LearnerEstimate:
+    """The dashboard's readiness figures and per-domain abilities: four queries, whatever the history."""
+    window = counted_window(user=user, exam=exam)
+    reference = bank_reference(exam)
+    if len(window) < readiness.MIN_ANSWERED or not any(s.weight for s in standings):
+        return LearnerEstimate(readiness=None, domain_ability={}, calibrated=reference.calibrated)
+    banks = domain_banks(standings=standings, exam=exam, reference=reference, seen=seen_in_mocks(user=user, exam=exam))
+    domain_index = {s.domain_id: i for i, s in enumerate(standings)}
+    posterior = posterior_from(window=window, reference=reference, domain_index=domain_index)
+    # Seeded by the learner and their history's length: the same page on every reload.
+    seed = hash((user.pk, exam.pk, len(window), sum(right for _, _, right in window))) & 0xFFFFFFFF
+    estimate = readiness.estimate(posterior=posterior, domains=banks, passing_score=exam.passing_score, seed=seed)
+    answered = {s.domain_id for s in standings if s.answered}
+    abilities = readiness.domain_abilities(posterior=posterior, domains=banks)
+    return LearnerEstimate(
+        readiness=estimate,
+        domain_ability={d: value for d, value in abilities.items() if d in answered},
+        calibrated=reference.calibrated,
+    )
