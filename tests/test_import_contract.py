@@ -21,7 +21,7 @@ COMPUTATION_MODULES = {
     "exams.letters", "exams.bounds", "exams.csvcells", "exams.markdown", "exams.tuning",
     "exams.room.grading", "exams.room.draw", "exams.room.navigation",
     "exams.study.builder", "exams.study.scheduling", "exams.study.readiness",
-    "exams.statistics.formulas",
+    "exams.statistics.formulas", "exams.statistics.rasch",
     "exams.bank.cues", "exams.bank.exhibits",
     "config.prepared", "config.routers", "config.envvars",
 }

@@ -1,5 +1,6 @@
 """Drawing a mock exam: seats per domain by weight, questions per seat, choice order."""
 
+import bisect
 import random
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -64,9 +65,16 @@ def draw(
     seen: Collection[int],
     rng: random.Random,
     groups: Mapping[int, str] | None = None,
+    difficulty: Mapping[int, float] | None = None,
 ) -> list[tuple[int, int]]:
     """(domain_id, question_id) per slot, unseen questions first, in shuffled order, and at
     most one question of each exclusion group (`groups` maps a question to its group).
+
+    With `difficulty` (each question's calibrated difficulty), the form is then balanced:
+    swaps within a domain and within its tier (unseen for unseen, seen for seen), never
+    breaking an exclusion group, bring the form's mean difficulty within BALANCE_WINDOW of
+    the reference form's (each domain's seats at its pool's mean), or as close as the pool
+    allows. Quotas, then exclusion groups, then unseen-first, then difficulty, in that priority.
 
     Raises BankTooSmall naming every short domain rather than handing out a short exam.
     """
@@ -109,8 +117,82 @@ def draw(
             raise BankTooSmall([(domain_id, quota, len(chosen))])
         taken_groups.update(groups[q] for q in chosen if groups.get(q))
         slots.extend((domain_id, question_id) for question_id in chosen)
+    if difficulty:
+        slots = balance(slots=slots, pool=questions, quotas=quotas, seen=seen_ids, groups=groups, difficulty=difficulty)
     rng.shuffle(slots)
     return slots
+
+
+# The form's mean difficulty should land this close (logits) to the reference form's.
+BALANCE_WINDOW = 0.05
+# Swaps tried at most (each moves the mean towards the target; a few usually suffice).
+BALANCE_SWAPS = 60
+
+
+def reference_mean(*, pool: Mapping[int, Sequence[int]], quotas: Mapping[int, int], difficulty: Mapping[int, float]) -> float:
+    """The mean difficulty of the reference form: each domain's seats at its pool's mean difficulty."""
+    total = sum(quotas.values())
+    if not total:
+        return 0.0
+    return sum(
+        quota * sum(difficulty.get(q, 0.0) for q in pool[d]) / len(pool[d])
+        for d, quota in quotas.items() if quota and pool.get(d)
+    ) / total
+
+
+def balance(
+    *, slots: list[tuple[int, int]], pool: Mapping[int, Sequence[int]], quotas: Mapping[int, int],
+    seen: Collection[int], groups: Mapping[int, str], difficulty: Mapping[int, float],
+) -> list[tuple[int, int]]:
+    """Greedy swaps that bring the form's mean difficulty towards the reference form's (see `draw`)."""
+    if not slots:
+        return slots
+    target = reference_mean(pool=pool, quotas=quotas, difficulty=difficulty)
+    b = lambda q: difficulty.get(q, 0.0)  # noqa: E731
+    form = list(slots)
+    total = sum(b(q) for _, q in form)
+    n = len(form)
+    chosen = {q for _, q in form}
+    # A domain whose unseen questions fill its seats swaps unseen for unseen only; one that
+    # took seen questions keeps all its unseen ones and swaps seen for seen.
+    # Candidates per (domain, tier), sorted by difficulty, for a binary search per slot.
+    ladders: dict[tuple[int, bool], tuple[list[float], list[int]]] = {}
+    for domain_id in {d for d, _ in form}:
+        for tier in (False, True):
+            ranked = sorted((b(q), q) for q in pool[domain_id] if (q in seen) == tier)
+            ladders[(domain_id, tier)] = ([value for value, _ in ranked], [q for _, q in ranked])
+    for _ in range(BALANCE_SWAPS):
+        gap = target * n - total  # the change in the sum that would land on the target
+        if abs(gap) <= BALANCE_WINDOW * n:
+            break
+        taken = {groups[q] for _, q in form if groups.get(q)}
+        best = None
+        for index, (domain_id, out) in enumerate(form):
+            values, ids = ladders[(domain_id, out in seen)]
+            own_group = groups.get(out)
+            ideal = b(out) + gap
+            at = bisect.bisect_left(values, ideal)
+            # Walk outwards from the ideal difficulty to the nearest usable candidate on each side.
+            for step in (-1, 1):
+                k = at if step == 1 else at - 1
+                while 0 <= k < len(ids):
+                    candidate = ids[k]
+                    group = groups.get(candidate)
+                    if candidate not in chosen and not (group and group in taken and group != own_group):
+                        miss = abs(ideal - values[k])
+                        if best is None or miss < best[0]:
+                            best = (miss, index, candidate, values[k] - b(out))
+                        break
+                    k += step
+        if best is None or best[0] >= abs(gap):
+            break  # no swap brings it closer: as close as the pool allows
+        _, index, candidate, change = best
+        domain_id, out = form[index]
+        chosen.discard(out)
+        chosen.add(candidate)
+        form[index] = (domain_id, candidate)
+        total += change
+    return form
 
 
 def one_per_group(question_ids: Sequence[int], groups: Mapping[int, str], *, taken: Collection[str] = ()) -> list[int]:

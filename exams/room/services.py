@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from django.core.exceptions import EmptyResultSet
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, DateTimeField, ExpressionWrapper, Q
+from django.db.models import Count, DateTimeField, ExpressionWrapper, FloatField, OuterRef, Q, Subquery
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -22,6 +22,7 @@ from exams.models import (
     Erratum,
     ErratumStatus,
     Exam,
+    ItemStatistic,
     Question,
     QuestionVersion,
     Response,
@@ -30,6 +31,7 @@ from exams.models import (
 )
 from exams.room import draw, grading, navigation, reading
 from exams.room.access import in_running_mock, running_mock_question_ids
+from exams.statistics.rasch import LEVEL_OFFSET
 from exams.study.reviews import review_of, reviews_record
 
 
@@ -120,13 +122,20 @@ def _mock_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
     domains = list(exam.domains.all())
     pool: dict[int, list[int]] = defaultdict(list)
     groups: dict[int, str] = {}
+    difficulty: dict[int, float] = {}
+    # The calibrated difficulty balances the form (draw.balance); before a calibration, the
+    # author's level stands in for it.
+    calibrated = ItemStatistic.objects.filter(question=OuterRef("pk"), first_mock_only=False).values("rasch_difficulty")[:1]
     # No ordering: the default one (exam code, domain order) joins two tables for 500 rows.
-    for question_id, domain_id, group in Question.objects.active().filter(exam=exam).order_by().values_list(
-        "pk", "domain_id", "exclusion_group"
+    for question_id, domain_id, group, level, rasch_difficulty in (
+        Question.objects.active().filter(exam=exam).order_by()
+        .annotate(rasch=Subquery(calibrated, output_field=FloatField()))
+        .values_list("pk", "domain_id", "exclusion_group", "difficulty", "rasch")
     ):
         pool[domain_id].append(question_id)
         if group:
             groups[question_id] = group
+        difficulty[question_id] = rasch_difficulty if rasch_difficulty is not None else LEVEL_OFFSET.get(level, 0.0)
     quotas = draw.quotas(
         domains=[draw.DomainQuota(domain_id=d.pk, weight=d.weight, order=d.order) for d in domains],
         total=exam.question_count,
@@ -138,7 +147,7 @@ def _mock_questions(*, user, exam: Exam, rng: random.Random) -> list[int]:
         .distinct()
     )
     try:
-        slots = draw.draw(pool=pool, quotas=quotas, seen=seen, rng=rng, groups=groups)
+        slots = draw.draw(pool=pool, quotas=quotas, seen=seen, rng=rng, groups=groups, difficulty=difficulty)
     except draw.BankTooSmall as short:
         names = {d.pk: d.name for d in domains}
         details = "; ".join(

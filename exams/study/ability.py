@@ -126,6 +126,7 @@ def domain_banks(*, standings: list[DomainStanding], exam, reference: BankRefere
             domain_id=s.domain_id, weight=s.weight, seats=seats[s.domain_id],
             reference=np.array([reference.difficulty[q] for q in pools[s.domain_id]]),
             unseen=np.array([reference.difficulty[q] for q in pools[s.domain_id] if q not in seen]),
+            seen=np.array([reference.difficulty[q] for q in pools[s.domain_id] if q in seen]),
         )
         for s in standings
     ]

@@ -11,6 +11,7 @@ from exams.statistics import rasch
 from exams.study.readiness import (
     MIN_ANSWERED,
     NEXT_MOCK_AHEAD,
+    NEXT_SAMPLES,
     SAMPLES,
     DomainBank,
     domain_abilities,
@@ -28,9 +29,14 @@ def point_posterior(abilities: list[float], counted: int = 100) -> rasch.Ability
 
 
 def bank(seats: int, difficulties: list[float], unseen: list[float] | None = None, domain_id: int = 1) -> DomainBank:
+    """A domain whose questions have these difficulties; `unseen` the learner's unseen ones (all by default)."""
     reference = np.array(difficulties, dtype=float)
+    unseen = list(difficulties) if unseen is None else list(unseen)
+    seen = list(difficulties)
+    for value in unseen:
+        seen.remove(value) if value in seen else None
     return DomainBank(domain_id=domain_id, weight=seats, seats=seats, reference=reference,
-                      unseen=reference if unseen is None else np.array(unseen, dtype=float))
+                      unseen=np.array(unseen, dtype=float), seen=np.array(seen, dtype=float))
 
 
 # --- mastery ------------------------------------------------------------------------
@@ -94,7 +100,7 @@ def test_two_domains_convolve_and_weigh_by_seats() -> None:
 def test_the_next_mock_takes_unseen_questions_first() -> None:
     theta = np.array([0.0])
     # Enough unseen: the mean chance over them alone.
-    assert next_mock_chance(abilities=theta, domain=bank(2, [-2.0, 2.0, 0.0], unseen=[2.0, 2.0]))[0] == pytest.approx(expit(-2.0))
+    assert next_mock_chance(abilities=theta, domain=bank(2, [-2.0, 2.0, 2.0], unseen=[2.0, 2.0]))[0] == pytest.approx(expit(-2.0))
     # One unseen for two seats: it, and one seat at the mean of the others.
     chance = next_mock_chance(abilities=theta, domain=bank(2, [-2.0, 2.0], unseen=[2.0]))[0]
     assert chance == pytest.approx((expit(-2.0) + expit(2.0)) / 2)
@@ -140,7 +146,7 @@ def test_the_same_inputs_give_the_same_page() -> None:
     posterior = rasch.AbilityPosterior(mean=np.array([0.2, 0.1, 0.0]), covariance=np.eye(3) * 0.2, counted=80)
     domains = [bank(10, [0.0, 1.0])]
     assert estimate(posterior=posterior, domains=domains, seed=5) == estimate(posterior=posterior, domains=domains, seed=5)
-    assert SAMPLES >= 1000
+    assert SAMPLES >= 1000 and NEXT_SAMPLES >= 250
 
 
 def test_domain_abilities_are_expected_shares_on_each_domains_reference() -> None:
