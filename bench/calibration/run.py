@@ -43,9 +43,12 @@ import learners  # noqa: E402
 import miskey  # noqa: E402
 from report import code_version, write_results  # noqa: E402
 
-from exams.study import readiness  # noqa: E402
+import numpy as np  # noqa: E402
 
-COUNTED_BUCKETS = ((20, 59), (60, 119), (120, 179), (180, 239), (240, 299), (300, 350))
+from exams.room import draw  # noqa: E402
+from exams.statistics import rasch  # noqa: E402
+
+COUNTED_BUCKETS = ((20, 59), (60, 119), (120, 179), (180, 299), (300, 499), (500, 900))
 
 
 def proportion(hits: int, n: int) -> tuple[float, float]:
@@ -63,7 +66,7 @@ def services_check(*, learners_count: int, sessions: int, seed: int) -> dict:
 
     from exams.models import Attempt, AttemptMode, Choice, Domain, Exam, Question, QuestionKind
     from exams.room import services
-    from exams.study import progress
+    from exams.study import ability, progress
 
     call_command("migrate", verbosity=0)
     rng = random.Random(seed)
@@ -90,51 +93,51 @@ def services_check(*, learners_count: int, sessions: int, seed: int) -> dict:
                         for n, label in enumerate("ABCD")
                     )
                     difficulty[question.pk] = rng.gauss(0.0, 1.0)
-            by_db_domain = {d.pk: simulated for simulated, d in domains.items()}
             keys = dict(Choice.objects.filter(question__exam=exam, is_correct=True).values_list("question_id", "pk"))
             wrongs = dict(Choice.objects.filter(question__exam=exam, label="B").values_list("question_id", "pk"))
-            bank = learners.Blueprint(
-                domains=tuple((domains[d].pk, w, o) for d, w, o in learners.NCA_DOMAINS), question_count=60,
-                passing_score=70, pool={}, difficulty=difficulty,
-            )
             for number in range(learners_count):
                 user = get_user_model().objects.create_user(username=f"calibration-{number}")
-                simulated = learners.new_learner(rng=rng, bank=learners.simulated_bank(rng=rng, per_domain=1))
-                simulated.offsets = {domains[d].pk: offset for d, offset in simulated.offsets.items()}
-                simulated.window = {domains[d].pk: w for d, w in simulated.window.items()}
+                theta, skip = rng.gauss(1.0, 1.0), rng.choice(learners.SKIPS)
+                offsets = {d.pk: rng.gauss(0.0, 0.35) for d in domains.values()}
+                simulated = learners.Learner(kind="random", theta=theta, offsets=offsets, skip=skip)
                 for _ in range(sessions):
                     roll = rng.random()
                     mode = AttemptMode.MOCK if roll < 0.4 else AttemptMode.PRACTICE if roll < 0.7 else AttemptMode.DRILL
                     domain = domains[rng.choice(list(domains))] if mode == AttemptMode.DRILL else None
                     attempt = services.attempt_start(user=user, exam=exam, mode=mode, domain=domain, count=10,
                                                      seed=rng.randrange(2**32)).attempt
-                    outcomes = []
+                    answers = []
                     with transaction.atomic():
                         attempt = Attempt.objects.select_for_update().get(pk=attempt.pk)
                         for response in attempt.responses.order_by("position"):
-                            answered = mode != AttemptMode.MOCK or rng.random() >= simulated.skip
-                            right = answered and rng.random() < simulated.chance(
-                                domain_id=response.domain_id, difficulty=difficulty[response.question_id])
+                            answered = mode != AttemptMode.MOCK or rng.random() >= skip
+                            chance = 1 / (1 + math.exp(-(theta + offsets[response.domain_id] - difficulty[response.question_id])))
+                            right = answered and rng.random() < chance
                             if answered:
                                 choice = keys[response.question_id] if right else wrongs[response.question_id]
                                 attempt.record_answer(response=response, choice_ids=[choice])
                                 if mode != AttemptMode.MOCK and rng.random() < 0.5:
                                     services.attempt_check(attempt=attempt, response=response)
-                            # The fast path's rule: a mock's every slot counts, elsewhere an answered one.
-                            if mode == AttemptMode.MOCK or answered:
-                                outcomes.append((response.domain_id, right))
+                            answers.append((response.question_id, response.domain_id, right, answered))
                     services.attempt_submit(user=user, attempt_id=attempt.pk)
-                    for domain_id, right in outcomes:
-                        simulated.window[domain_id].append(right)
+                    simulated.sessions.append(learners.Session(
+                        "mock" if mode == AttemptMode.MOCK else "practice",
+                        [a for a in answers if a[3]] + [a for a in answers if not a[3]],
+                    ))
                     sessions_run += 1
+                    counted = learners.window(simulated)
                     standings = progress.domain_standings(user=user, exam=exam)
                     got = {s.domain_id: (s.right, s.answered) for s in standings if s.answered}
-                    assert got == learners.mastery_counts(simulated), (got, learners.mastery_counts(simulated))
-                    from_db = progress.readiness_estimate(standings, exam=exam)
-                    fast = readiness.estimate(domains=learners.evidence(simulated, bank), passing_score=70)
-                    assert from_db == fast, (from_db, fast)
+                    expected: dict[int, list[int]] = {}
+                    for _, domain_id, right, _ in counted:
+                        bucket = expected.setdefault(domain_id, [0, 0])
+                        if bucket[1] < progress.MASTERY_WINDOW:
+                            bucket[0] += right
+                            bucket[1] += 1
+                    assert got == {d: tuple(v) for d, v in expected.items()}, (got, expected)
+                    # The ability's window holds the same counted answers (as a multiset) as the fast path's.
+                    assert sorted(ability.counted_window(user=user, exam=exam)) == sorted(counted)
                     checked += 1
-            del by_db_domain
             raise Rollback
     except Rollback:
         pass
@@ -144,36 +147,62 @@ def services_check(*, learners_count: int, sessions: int, seed: int) -> dict:
 # --- 2. readiness ----------------------------------------------------------------------------
 
 
-def readiness_run(*, count: int, seed: int) -> dict:
-    rng = random.Random(seed)
-    bank = learners.simulated_bank(rng=rng)
-    rows = []
-    for _ in range(count):
-        learner = learners.new_learner(rng=rng, bank=bank)
+def population_reference(*, bank: learners.Bank, count: int, rng: random.Random) -> tuple[learners.Reference, dict]:
+    """Calibrate the bank as the app would: a population of every kind studies, the refresh's estimator
+    reads their first answers. Returns the reference and how far it landed from the truth."""
+    prior = learners.Reference(difficulty={q: rasch.LEVEL_OFFSET[bank.level[q]] for q in bank.owner},
+                               ability_mean=0.5, ability_sd=1.5)
+    population = []
+    for n in range(count):
+        learner = learners.new_learner(rng=rng, bank=bank, kind=learners.KINDS[n % 3])
         for _ in range(rng.randint(1, 14)):
-            learners.take_step(learner, bank, rng)
-        estimate = readiness.estimate(domains=learners.evidence(learner, bank), passing_score=bank.passing_score)
+            learners.take_step(learner, bank, rng, prior)
+        population.append(learner)
+    reference = learners.calibrate(bank, population)
+    truth = np.array([bank.true_b[q] for q in sorted(bank.owner)])
+    got = np.array([reference.difficulty[q] for q in sorted(bank.owner)])
+    truth = truth - truth.mean()
+    return reference, {
+        "population": count, "responses": sum(learner.counted for learner in population),
+        "correlation": float(np.corrcoef(truth, got)[0, 1]), "rmse": float(np.sqrt(((truth - got) ** 2).mean())),
+    }
+
+
+def readiness_run(*, kind: str, count: int, rng: random.Random, bank: learners.Bank, reference: learners.Reference) -> dict:
+    rows, standing_changes = [], []
+    for n in range(count):
+        learner = learners.new_learner(rng=rng, bank=bank, kind=kind)
+        before = None
+        for _ in range(rng.randint(1, 14)):
+            mode = learners.take_step(learner, bank, rng, reference)
+            if kind == "selective" and n < count // 5:
+                # The standing across a practice session, at a constant ability: should not move on average.
+                after = learners.estimate(learner, bank, reference, seed=n)
+                if before is not None and after is not None and mode != "mock":
+                    standing_changes.append(after.standing - before.standing)
+                before = after
+        estimate = learners.estimate(learner, bank, reference, seed=n)
         if estimate is None:
             continue
-        true_mean = learner.true_mock_mean(bank)
-        grade = learners.take_mock(learner, bank, rng, record=False)
+        oracle = learners.oracle_width(learner, bank)
+        grade, _ = learners.take_mock(learner, bank, rng, record=False, difficulty=reference.difficulty)
+        centre = 100 * sum(k * p for k, p in enumerate(estimate.next_distribution)) / estimate.seats
         rows.append({
-            "counted": estimate.counted, "mocks": learner.mocks,
+            "counted": learner.counted, "theta": learner.theta,
             "inside": estimate.next_low_right <= grade.right <= estimate.next_high_right,
-            "standing_holds_mean": estimate.standing_low <= true_mean <= estimate.standing_high,
-            "next_width": estimate.next_high - estimate.next_low,
-            "standing_width": estimate.standing_high - estimate.standing_low,
+            "error": 100 * grade.right / estimate.seats - centre,
+            "next_width": estimate.next_high - estimate.next_low, "oracle_width": oracle,
             "pass_chance": estimate.pass_chance, "passed": grade.passed,
         })
+    return summarise(rows, standing_changes)
 
+
+def summarise(rows: list[dict], standing_changes: list[float]) -> dict:
     def summary(subset: list[dict]) -> dict:
         coverage, coverage_se = proportion(sum(r["inside"] for r in subset), len(subset))
-        return {
-            "learners": len(subset), "coverage": coverage, "coverage_se": coverage_se,
-            "next_width": sum(r["next_width"] for r in subset) / len(subset) if subset else math.nan,
-            "standing_width": sum(r["standing_width"] for r in subset) / len(subset) if subset else math.nan,
-            "standing_covers_mean": sum(r["standing_holds_mean"] for r in subset) / len(subset) if subset else math.nan,
-        }
+        mean = (lambda key: sum(r[key] for r in subset) / len(subset)) if subset else (lambda key: math.nan)
+        return {"learners": len(subset), "coverage": coverage, "coverage_se": coverage_se, "error": mean("error"),
+                "next_width": mean("next_width"), "oracle_width": mean("oracle_width")}
 
     bins = []
     for b in range(10):
@@ -183,18 +212,28 @@ def readiness_run(*, count: int, seed: int) -> dict:
         bins.append({"bin": f"{b / 10:.1f}–{(b + 1) / 10:.1f}", "learners": len(subset), "predicted": predicted,
                      "observed": observed, "observed_se": observed_se})
     brier = sum((r["pass_chance"] - r["passed"]) ** 2 for r in rows) / len(rows)
-    base = sum(r["passed"] for r in rows) / len(rows)
+    errors = [r["error"] for r in rows]
     return {
-        "simulated": count, "with_estimate": len(rows), "overall": summary(rows),
+        "with_estimate": len(rows), "overall": summary(rows),
+        "error_se": float(np.std(errors) / math.sqrt(len(errors))) if errors else math.nan,
         "from_60": summary([r for r in rows if r["counted"] >= 60]),
         "by_counted": [{"counted": f"{lo}–{hi}", **summary([r for r in rows if lo <= r["counted"] <= hi])}
                        for lo, hi in COUNTED_BUCKETS],
-        "by_mocks": [{"mocks": label, **summary([r for r in rows if test(r["mocks"])])}
-                     for label, test in (("0", lambda m: m == 0), ("1", lambda m: m == 1), ("2", lambda m: m == 2),
-                                         ("3", lambda m: m == 3), ("4–5", lambda m: 4 <= m <= 5),
-                                         ("6+", lambda m: m >= 6))],
-        "pass_bins": bins, "brier": brier, "brier_base_rate": base * (1 - base), "pass_rate": base,
+        "low_ability": summary([r for r in rows if r["theta"] < 0.0]),
+        "pass_bins": bins, "brier": brier,
+        "standing_change": float(np.mean(standing_changes)) if standing_changes else math.nan,
+        "standing_change_se": float(np.std(standing_changes) / math.sqrt(len(standing_changes))) if standing_changes else math.nan,
+        "standing_changes": len(standing_changes),
     }
+
+
+def form_spread(*, bank: learners.Bank, forms: int, rng: random.Random, drawer) -> float:
+    """The SD, form to form, of the expected raw score (percent) at a fixed ability on the true difficulties."""
+    scores = []
+    for _ in range(forms):
+        slots = drawer(set())
+        scores.append(100 * sum(1 / (1 + math.exp(-(1.0 - bank.true_b[q]))) for _, q in slots) / len(slots))
+    return float(np.std(scores))
 
 
 # --- report ------------------------------------------------------------------------------------
@@ -207,41 +246,61 @@ def pct(value: float, se: float | None = None) -> str:
 
 
 def markdown(results: dict, command: str) -> str:
-    r, m = results["readiness"], results["miskey"]
-    s = results["services"]
+    m, s, c = results["miskey"], results["services"], results["calibration"]
     lines = [
         f"Command: `{command}` (code {results['code_version']}, seed {results['seed']}, {results['seconds']:.0f} s).",
         "Errors are one Monte Carlo standard error.",
         "",
         f"**Services check**: {s['learners']} learners, {s['sessions']} sessions through `exams.room.services`; after each, "
-        f"the database's mastery counts and estimate equalled the fast simulation's ({s['states_compared']} states).",
+        f"the database's mastery counts and the ability's window of counted answers equalled the fast simulation's "
+        f"({s['states_compared']} states).",
         "",
-        f"**Next-mock coverage** ({r['with_estimate']:,} of {r['simulated']:,} simulated learners had an estimate): "
-        f"overall {pct(r['overall']['coverage'], r['overall']['coverage_se'])}, from 60 counted responses "
-        f"{pct(r['from_60']['coverage'], r['from_60']['coverage_se'])} (target ≥ 90% overall, ≥ 88% per history length from 60).",
+        f"**The bank, calibrated by the app's estimator** from {c['population']:,} simulated learners' "
+        f"{c['responses']:,} counted answers (first answers only; true difficulties never shown to it): "
+        f"correlation with the true difficulties {c['correlation']:.3f}, RMSE {c['rmse']:.2f} logits.",
         "",
-        "| counted responses | learners | next mock in range | next-mock range width | standing band width | standing band holds the true mean |",
-        "|---|---:|---:|---:|---:|---:|",
+        "**Next mock, per kind of learner** (targets: coverage ≥ 90% overall and ≥ 88% at every history length "
+        "from 60; mean signed error, next score − predicted centre, within ±1 point; P(pass) within 8 points per bin):",
+        "",
+        "| learners | simulated | coverage | from 60 counted | mean signed error | width | oracle width | Brier | selective: standing change per practice session |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for row in r["by_counted"]:
-        lines.append(f"| {row['counted']} | {row['learners']:,} | {pct(row['coverage'], row['coverage_se'])} | "
-                     f"{row['next_width']:.1f} pts | {row['standing_width']:.1f} pts | {pct(row['standing_covers_mean'])} |")
-    lines += ["", "| mocks taken before | learners | next mock in range | range width |", "|---|---:|---:|---:|"]
-    for row in r["by_mocks"]:
-        lines.append(f"| {row['mocks']} | {row['learners']:,} | {pct(row['coverage'], row['coverage_se'])} | {row['next_width']:.1f} pts |")
-    lines += [
-        "",
-        f"**P(pass) calibration**: Brier score {r['brier']:.4f} (always saying the base rate {pct(r['pass_rate'])} "
-        f"would score {r['brier_base_rate']:.4f}). Target: every bin with ≥ 200 learners within 8 points.",
-        "",
-        "| P(pass) bin | learners | mean P(pass) | observed pass rate | gap |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for row in r["pass_bins"]:
-        gap = 100 * (row["observed"] - row["predicted"]) if row["learners"] else math.nan
-        lines.append(f"| {row['bin']} | {row['learners']:,} | {pct(row['predicted'])} | "
-                     f"{pct(row['observed'], row['observed_se'])} | {gap:+.1f} pts |" if row["learners"] else
-                     f"| {row['bin']} | 0 | — | — | — |")
+    for kind, r in results["readiness"].items():
+        change = (f"{r['standing_change']:+.2f} ± {r['standing_change_se']:.2f} pts ({r['standing_changes']:,} sessions)"
+                  if r["standing_changes"] else "—")
+        lines.append(
+            f"| {kind} | {r['with_estimate']:,} | {pct(r['overall']['coverage'], r['overall']['coverage_se'])} | "
+            f"{pct(r['from_60']['coverage'], r['from_60']['coverage_se'])} | {r['overall']['error']:+.2f} ± {r['error_se']:.2f} pts | "
+            f"{r['overall']['next_width']:.1f} pts | {r['overall']['oracle_width']:.1f} pts | {r['brier']:.4f} | {change} |"
+        )
+    lines += ["", "By history length (counted answers), coverage / mean signed error / width / oracle width:", "",
+              "| counted | " + " | ".join(results["readiness"]) + " |", "|---|" + "---:|" * len(results["readiness"])]
+    for index, (lo, hi) in enumerate(COUNTED_BUCKETS):
+        cells = []
+        for r in results["readiness"].values():
+            row = r["by_counted"][index]
+            cells.append("—" if not row["learners"] else
+                         f"{pct(row['coverage'])} / {row['error']:+.1f} / {row['next_width']:.1f} / {row['oracle_width']:.1f} (n {row['learners']:,})")
+        lines.append(f"| {lo}–{hi} | " + " | ".join(cells) + " |")
+    guess = results["readiness"].get("guessing")
+    if guess:
+        low = guess["low_ability"]
+        lines += ["", f"**1PL's blindness to guessing**: learners whose every chance has a floor of 1/4 (a 3PL truth), "
+                      f"of ability below 0: coverage {pct(low['coverage'], low['coverage_se'])}, mean signed error "
+                      f"{low['error']:+.2f} pts ({low['learners']:,} learners)."]
+    lines += ["", "**P(pass) calibration** (observed pass rate − mean P(pass), per 0.1 bin with ≥ 100 learners):", "",
+              "| bin | " + " | ".join(results["readiness"]) + " |", "|---|" + "---:|" * len(results["readiness"])]
+    for index in range(10):
+        cells = []
+        for r in results["readiness"].values():
+            row = r["pass_bins"][index]
+            cells.append("—" if row["learners"] < 100 else
+                         f"{100 * (row['observed'] - row['predicted']):+.1f} (n {row['learners']:,})")
+        lines.append(f"| {results['readiness'][next(iter(results['readiness']))]['pass_bins'][index]['bin']} | " + " | ".join(cells) + " |")
+    f = results["forms"]
+    lines += ["", f"**Forms**: SD, form to form, of the expected raw score at θ = 1 on the true difficulties "
+                  f"({f['forms']:,} forms each): plain draw {f['plain']:.2f} pts, balanced draw {f['balanced']:.2f} pts "
+                  f"({f['balanced'] / f['plain']:.2f}×; target ≤ 0.4×)."]
     lines += [
         "",
         "**Mis-key flag** (planted wrong keys on a tenth of the items; errors treat each form as a cluster). "
@@ -259,36 +318,50 @@ def markdown(results: dict, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def balanced_drawer(bank: learners.Bank, reference: learners.Reference, rng: random.Random):
+    """The mock draw as the app runs it (exams.room.draw.draw with the calibrated difficulties)."""
+    def drawer(seen):
+        return draw.draw(pool=bank.pool, quotas=bank.quotas, seen=seen, rng=rng, difficulty=reference.difficulty)
+    return drawer
+
+
+def measure(*, learners_per_kind: int, population: int, forms: int, seed: int, kinds=learners.KINDS) -> dict:
+    rng = random.Random(seed)
+    bank = learners.simulated_bank(rng=rng)
+    reference, calibration = population_reference(bank=bank, count=population, rng=rng)
+    results = {"calibration": calibration, "readiness": {}}
+    for kind in kinds:
+        results["readiness"][kind] = readiness_run(kind=kind, count=learners_per_kind, rng=rng, bank=bank, reference=reference)
+        print(kind, {k: results["readiness"][kind]["overall"][k] for k in ("coverage", "error", "next_width", "oracle_width")},
+              "standing change", results["readiness"][kind]["standing_change"], flush=True)
+    plain = lambda seen: draw.draw(pool=bank.pool, quotas=bank.quotas, seen=seen, rng=rng)  # noqa: E731
+    results["forms"] = {"forms": forms, "plain": form_spread(bank=bank, forms=forms, rng=rng, drawer=plain),
+                        "balanced": form_spread(bank=bank, forms=forms, rng=rng, drawer=balanced_drawer(bank, reference, rng))}
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--learners", type=int, default=10000)
-    parser.add_argument("--forms", type=int, default=300, help="simulated forms per n for the mis-key part")
+    parser.add_argument("--learners", type=int, default=10000, help="simulated learners of each kind")
+    parser.add_argument("--population", type=int, default=3000, help="simulated learners whose answers calibrate the bank")
+    parser.add_argument("--forms", type=int, default=300, help="simulated forms per n for the mis-key part, and for the form spread ×10")
     parser.add_argument("--services-learners", type=int, default=12)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--no-doc", action="store_true", help="do not touch docs/MEASUREMENT.md")
-    parser.add_argument("--skips", help="comma-separated shares of a mock left unanswered, one drawn per learner "
-                                        f"(default {','.join(map(str, learners.SKIPS))}); writes calibration-skips")
     args = parser.parse_args()
-    if args.skips:
-        learners.SKIPS[:] = [float(share) for share in args.skips.split(",")]
-        args.no_doc = True
     started = time.perf_counter()
     results = {"seed": args.seed, "code_version": code_version()}
     results["services"] = services_check(learners_count=args.services_learners, sessions=6, seed=args.seed)
     print("services check:", results["services"], flush=True)
-    results["readiness"] = readiness_run(count=args.learners, seed=args.seed)
-    print("readiness overall:", results["readiness"]["overall"], flush=True)
+    results |= measure(learners_per_kind=args.learners, population=args.population, forms=args.forms * 10, seed=args.seed)
     results["miskey"] = [miskey.measure(seed=args.seed + n, forms=args.forms, attempts=n) for n in (30, 50, 100, 200)]
     results["seconds"] = time.perf_counter() - started
     command = "DATABASE_URL=… .venv/bin/python bench/calibration/run.py" + "".join(
-        f" --{name.replace('_', '-')} {getattr(args, name)}" for name in ("learners", "forms", "seed", "skips")
-        if getattr(args, name) is not None
+        f" --{name.replace('_', '-')} {getattr(args, name)}" for name in ("learners", "population", "forms", "seed")
     )
     text = markdown(results, command)
-    # --no-doc writes the figures beside the doc's, for a look that must not replace them.
     write_results(ROOT / "bench" / "results", ROOT / "docs" / ("MEASUREMENT.md" if not args.no_doc else "-"),
-                  "calibration" if not args.no_doc else "calibration-skips" if args.skips else "calibration-look",
-                  results, text)
+                  "calibration" if not args.no_doc else "calibration-look", results, text)
 
 
 if __name__ == "__main__":

@@ -108,31 +108,34 @@ def calibrate(
 
 # A learner's per-domain offsets from their overall ability spread this much (the prior's SD).
 DOMAIN_OFFSET_SD = 0.35
-# Ability may drift as the learner studies: a slope per 100 counted answers, its prior SD.
-SLOPE_SD = 0.3
-SLOPE_UNIT = 100.0
+# Ability may drift as the learner studies: a slope per SLOPE_UNIT finished attempts (study
+# sessions: each is a chance to learn, whatever its length), and the slope's prior SD.
+SLOPE_SD = 1.0
+SLOPE_UNIT = 10.0
 
 
 @dataclass(frozen=True)
 class AbilityPosterior:
-    """A Gaussian (Laplace) posterior over [ability now, slope per 100 answers, offset per domain]."""
+    """A Gaussian (Laplace) posterior over [ability at the history's centre, slope per SLOPE_UNIT
+    attempts, offset per domain]; `centre` is how far (in SLOPE_UNITs) the centre lies before now."""
 
     mean: np.ndarray
     covariance: np.ndarray
     counted: int
+    centre: float = 0.0
 
     @property
     def domains(self) -> int:
         return len(self.mean) - 2
 
     def samples(self, *, count: int, rng: np.random.Generator, ahead: float = 0.0) -> np.ndarray:
-        """Draws of each domain's ability `ahead` answers from now: shape (count, domains)."""
+        """Draws of each domain's ability `ahead` attempts from now: shape (count, domains)."""
         draws = rng.multivariate_normal(self.mean, self.covariance, size=count, method="cholesky")
-        return draws[:, :1] + draws[:, 1:2] * (ahead / SLOPE_UNIT) + draws[:, 2:]
+        return draws[:, :1] + draws[:, 1:2] * (self.centre + ahead / SLOPE_UNIT) + draws[:, 2:]
 
     def domain_ability(self, *, ahead: float = 0.0) -> np.ndarray:
         """The posterior mean of each domain's ability."""
-        return self.mean[0] + self.mean[1] * (ahead / SLOPE_UNIT) + self.mean[2:]
+        return self.mean[0] + self.mean[1] * (self.centre + ahead / SLOPE_UNIT) + self.mean[2:]
 
 
 def ability_posterior(
@@ -148,21 +151,26 @@ def ability_posterior(
     iterations: int = 25,
 ) -> AbilityPosterior:
     """One learner's posterior from their counted answers: per answer the item's difficulty, its
-    domain index, right or wrong, and its age (how many counted answers came after it).
+    domain index, right or wrong, and its age (how many finished attempts came after its own).
 
-    The ability at an answer is a + s·(−age/100) + δ_domain: `a` the ability now, `s` its drift
-    per 100 answers (prior N(0, SLOPE_SD²), so a learner who is not changing stays at 0), δ
+    The ability at an answer is c + s·(centre − age/SLOPE_UNIT) + δ_domain: `c` the ability at the
+    history's centre (prior N(prior_mean, prior_sd²)), `s` its drift per SLOPE_UNIT attempts (prior
+    N(0, SLOPE_SD²), so a learner who is not changing stays near 0), δ
     the domain's offset (prior N(0, DOMAIN_OFFSET_SD²): a thin domain borrows from the rest).
     Newton's method on the log posterior (concave), the covariance its inverse Hessian.
     Finite for any history, all right and all wrong included, thanks to the priors.
     """
     k = domains + 2
+    # Time is centred on the history's weighted mean age: the prior on the ability then holds
+    # where the data are, and does not drag the ability *now* (an extrapolation) towards the
+    # population's mean, which would flatten the drift of a strong, improving learner.
+    w = np.ones(len(right)) if weight is None else weight.astype(np.float64)
+    centre = float(np.average(age, weights=w)) / SLOPE_UNIT if len(right) else 0.0
     design = np.zeros((len(right), k))
     design[:, 0] = 1.0
-    design[:, 1] = -age / SLOPE_UNIT
+    design[:, 1] = centre - age / SLOPE_UNIT
     design[np.arange(len(right)), 2 + domain] = 1.0
     y = right.astype(np.float64)
-    w = np.ones_like(y) if weight is None else weight.astype(np.float64)
     precision = np.diag([1 / prior_sd**2, 1 / SLOPE_SD**2] + [1 / DOMAIN_OFFSET_SD**2] * domains)
     prior = np.zeros(k)
     prior[0] = prior_mean
@@ -179,7 +187,7 @@ def ability_posterior(
             break
     p = expit(design @ x - difficulty)
     hessian = (design.T * (w * p * (1 - p))) @ design + precision
-    return AbilityPosterior(mean=x, covariance=np.linalg.inv(hessian), counted=len(right))
+    return AbilityPosterior(mean=x, covariance=np.linalg.inv(hessian), counted=len(right), centre=centre)
 
 
 # --- scores on a form ---------------------------------------------------------------------

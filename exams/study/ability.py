@@ -6,8 +6,8 @@ void slots never; abandoned practice never). The window is bounded so a long his
 what a short one does: the counted answers of the learner's latest ABILITY_ATTEMPTS finished
 attempts, at most ABILITY_WINDOW of them, newest first. Recent answers weigh more through the
 model itself: the ability drifts along the history (exams.statistics.rasch.ability_posterior,
-a slope per 100 answers), so old answers inform the ability now through the drift, not as if
-they were today's. A re-answer of a question met earlier in the window weighs REANSWER_WEIGHT:
+a slope per 10 attempts, the clock being study sessions), so old answers inform the ability now
+through the drift, not as if they were today's. A re-answer of a question met earlier in the window weighs REANSWER_WEIGHT:
 a learner who saw its feedback may remember the key rather than know it.
 """
 from dataclasses import dataclass
@@ -64,16 +64,18 @@ def bank_reference(exam) -> BankReference:
     )
 
 
-def counted_window(*, user, exam) -> list[tuple[int, int, bool]]:
-    """(question id, domain id, right) of the window's counted answers, newest first. One query."""
+def counted_window(*, user, exam) -> list[tuple[int, int, bool, int]]:
+    """(question id, domain id, right, age) of the window's counted answers, newest first, the age
+    being how many finished attempts came after the answer's own. One query."""
     response, attempt = Response._meta.db_table, Attempt._meta.db_table
     sql = f"""
         WITH a AS (
-            SELECT id, mode, finished_at FROM {attempt}
+            SELECT id, mode, finished_at, ROW_NUMBER() OVER (ORDER BY finished_at DESC, id DESC) - 1 AS age
+            FROM {attempt}
             WHERE user_id = %s AND exam_id = %s AND status IN (%s, %s)
             ORDER BY finished_at DESC, id DESC LIMIT %s
         )
-        SELECT r.question_id, r.domain_id, r.is_correct
+        SELECT r.question_id, r.domain_id, r.is_correct, a.age
         FROM {response} r JOIN a ON a.id = r.attempt_id
         WHERE {MASTERY_COUNTED}
         ORDER BY {MASTERY_STAMP} DESC, r.id DESC
@@ -82,7 +84,7 @@ def counted_window(*, user, exam) -> list[tuple[int, int, bool]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, [user.pk, exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED,
                              ABILITY_ATTEMPTS, ABILITY_WINDOW])
-        return [(question_id, domain_id, bool(right)) for question_id, domain_id, right in cursor.fetchall()]
+        return [(question_id, domain_id, bool(right), int(age)) for question_id, domain_id, right, age in cursor.fetchall()]
 
 
 def seen_in_mocks(*, user, exam) -> set[int]:
@@ -93,21 +95,21 @@ def seen_in_mocks(*, user, exam) -> set[int]:
     )
 
 
-def posterior_from(*, window: list[tuple[int, int, bool]], reference: BankReference, domain_index: dict[int, int]) -> rasch.AbilityPosterior:
+def posterior_from(*, window: list[tuple[int, int, bool, int]], reference: BankReference, domain_index: dict[int, int]) -> rasch.AbilityPosterior:
     """The ability posterior of a window of counted answers (newest first)."""
-    difficulty, domain, right, weight = [], [], [], []
+    difficulty, domain, right, weight, age = [], [], [], [], []
     met: set[int] = set()
     # Oldest first, so that a question's first answer in the window weighs fully.
-    for question_id, domain_id, is_right in reversed(window):
+    for question_id, domain_id, is_right, attempts_since in reversed(window):
         difficulty.append(reference.difficulty.get(question_id, 0.0))
         domain.append(domain_index[domain_id])
         right.append(is_right)
+        age.append(attempts_since)
         weight.append(REANSWER_WEIGHT if question_id in met else 1.0)
         met.add(question_id)
-    count = len(right)
     return rasch.ability_posterior(
         difficulty=np.array(difficulty, dtype=np.float64), domain=np.array(domain, dtype=np.int64),
-        right=np.array(right, dtype=np.float64), age=np.arange(count - 1, -1, -1, dtype=np.float64),
+        right=np.array(right, dtype=np.float64), age=np.array(age, dtype=np.float64),
         weight=np.array(weight), domains=len(domain_index),
         prior_mean=reference.ability_mean, prior_sd=reference.ability_sd,
     )
@@ -150,7 +152,7 @@ def learner_estimate(*, user, exam, standings: list[DomainStanding]) -> LearnerE
     domain_index = {s.domain_id: i for i, s in enumerate(standings)}
     posterior = posterior_from(window=window, reference=reference, domain_index=domain_index)
     # Seeded by the learner and their history's length: the same page on every reload.
-    seed = hash((user.pk, exam.pk, len(window), sum(right for _, _, right in window))) & 0xFFFFFFFF
+    seed = hash((user.pk, exam.pk, len(window), sum(right for _, _, right, _ in window))) & 0xFFFFFFFF
     estimate = readiness.estimate(posterior=posterior, domains=banks, passing_score=exam.passing_score, seed=seed)
     answered = {s.domain_id for s in standings if s.answered}
     abilities = readiness.domain_abilities(posterior=posterior, domains=banks)

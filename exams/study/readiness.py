@@ -9,17 +9,17 @@ Rasch model (exams.statistics.rasch), so they account for which questions were a
   the bank's ready questions of that domain at their average), the posterior mean with a
   90% credible band;
 - *next mock*: the 90% predictive range of the next mock's right count: for each posterior
-  draw, each domain's count is binomial over its seats with the mean chance over the
-  questions the draw can take there (the learner's unseen ones first, as the draw takes
-  them), the domains independent and convolved; the draws averaged. P(pass) from the same
-  distribution.
+  draw (a step ahead along the learner's drift), the count on a representative form — each
+  domain's seats filled as the draw fills them, unseen questions first, at evenly spaced
+  quantiles of their difficulties (the balanced draw keeps real forms close to it) — is
+  Poisson-binomial; the draws are averaged. P(pass) from the same distribution.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, gammaln
+from scipy.special import expit
 
 from exams.room import grading
 from exams.statistics import rasch
@@ -37,9 +37,9 @@ NEXT_SAMPLES = 250
 # A pool's difficulties are summarised by this many quantiles for the sums over draws (the mean
 # of a smooth function over 32 quantiles is within 0.1 point of the mean over the pool).
 POOL_POINTS = 32
-# The next mock is this many counted answers ahead (half a 60-question mock): a learner whose
-# ability is drifting is predicted where they will be, not where they were.
-NEXT_MOCK_AHEAD = 30.0
+# The next mock is the next attempt: a learner whose ability is drifting is predicted where
+# they will be, not where they were.
+NEXT_MOCK_AHEAD = 1.0
 # Each tail of the predictive range holds at most this much probability.
 TAIL = 0.05
 
@@ -125,27 +125,27 @@ def _summary(difficulties: np.ndarray) -> np.ndarray:
     return np.quantile(difficulties, (np.arange(POOL_POINTS) + 0.5) / POOL_POINTS)
 
 
-def binomial_pmf(*, n: int, chance: np.ndarray) -> np.ndarray:
-    """P(k right of n), k = 0…n, per chance (rows), through log-gamma."""
-    k = np.arange(n + 1)
-    p = np.clip(chance, 1e-12, 1 - 1e-12)[:, None]
-    log_choose = gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
-    return np.exp(log_choose + k * np.log(p) + (n - k) * np.log1p(-p))
+def next_mock_form(domain: DomainBank) -> np.ndarray:
+    """The difficulties of a representative next mock in `domain`: its seats filled as the draw
+    fills them (unseen questions first, then seen ones), at evenly spaced quantiles of each."""
+    seats, unseen, seen = domain.seats, domain.unseen, domain.seen
+    if seats == 0:
+        return np.zeros(0)
+    spaced = lambda pool, count: np.quantile(pool, (np.arange(count) + 0.5) / count)  # noqa: E731
+    if len(unseen) >= seats or not len(seen):
+        pool = unseen if len(unseen) else domain.reference
+        return spaced(pool, seats) if len(pool) else np.zeros(seats)
+    return np.concatenate([unseen, spaced(seen, seats - len(unseen))])
 
 
-def next_mock_chance(*, abilities: np.ndarray, domain: DomainBank) -> np.ndarray:
-    """Per ability draw, the mean chance of a right answer over the seats the draw fills in `domain`.
-
-    The draw takes unseen questions first, at random: with enough of them, the mean over the
-    unseen; otherwise all of them and the rest of the seats from the others, at their mean.
-    """
-    if domain.seats == 0:
-        return np.zeros(len(abilities))
-    unseen, seen = domain.unseen, domain.seen
-    if len(unseen) >= domain.seats or not len(seen):
-        return rasch.expected_share(abilities, _summary(unseen if len(unseen) else domain.reference))
-    from_unseen = expit(abilities[:, None] - unseen).sum(axis=1) if len(unseen) else 0.0
-    return (from_unseen + (domain.seats - len(unseen)) * rasch.expected_share(abilities, _summary(seen))) / domain.seats
+def right_count_pmf(chance: np.ndarray) -> np.ndarray:
+    """P(k right), k = 0…n, per row of per-item chances (n columns): the Poisson-binomial, by convolution."""
+    pmf = np.ones((chance.shape[0], 1))
+    for item in range(chance.shape[1]):
+        p = chance[:, item:item + 1]
+        pmf = np.concatenate([pmf * (1 - p), np.zeros((pmf.shape[0], 1))], axis=1) + np.concatenate(
+            [np.zeros((pmf.shape[0], 1)), pmf * p], axis=1)
+    return pmf
 
 
 def estimate(
@@ -164,18 +164,14 @@ def estimate(
     now = posterior.samples(count=SAMPLES, rng=rng)
     ahead = posterior.samples(count=NEXT_SAMPLES, rng=rng, ahead=NEXT_MOCK_AHEAD)
     standing = np.zeros(SAMPLES)
-    distribution = np.ones((NEXT_SAMPLES, 1))
+    chances = []
     for index, domain in enumerate(domains):
         if not domain.seats:
             continue
         reference = _summary(domain.reference) if len(domain.reference) else np.zeros(1)
         standing += domain.seats * rasch.expected_share(now[:, index], reference)
-        chance = next_mock_chance(abilities=ahead[:, index], domain=domain)
-        counts = binomial_pmf(n=domain.seats, chance=chance)
-        combined = np.zeros((NEXT_SAMPLES, distribution.shape[1] + domain.seats))
-        for right in range(domain.seats + 1):
-            combined[:, right:right + distribution.shape[1]] += distribution * counts[:, right:right + 1]
-        distribution = combined
+        chances.append(expit(ahead[:, index:index + 1] - next_mock_form(domain)[None, :]))
+    distribution = right_count_pmf(np.concatenate(chances, axis=1))
     standing = 100 * standing / seats
     next_mock = distribution.mean(axis=0)
     next_mock /= next_mock.sum()

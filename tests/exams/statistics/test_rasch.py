@@ -65,7 +65,7 @@ def test_all_right_and_all_wrong_histories_are_finite(all_right):
 def test_an_empty_history_is_the_prior():
     posterior = rasch.ability_posterior(difficulty=np.zeros(0), domain=np.zeros(0, int), right=np.zeros(0),
                                         age=np.zeros(0), domains=2, prior_mean=0.4, prior_sd=1.1)
-    assert posterior.mean == pytest.approx([0.4, 0, 0, 0])
+    assert posterior.mean == pytest.approx([0.4, 0, 0, 0]) and posterior.centre == 0.0
     assert np.sqrt(np.diag(posterior.covariance)) == pytest.approx([1.1, rasch.SLOPE_SD, rasch.DOMAIN_OFFSET_SD, rasch.DOMAIN_OFFSET_SD])
 
 
@@ -74,15 +74,16 @@ def test_ability_domain_offsets_and_drift_are_recovered():
     n = 4000
     difficulty = rng.normal(0, 1, n)
     domain = rng.integers(0, 3, n)
-    age = np.arange(n - 1, -1, -1, dtype=float)
+    age = np.arange(n - 1, -1, -1, dtype=float) // 60  # 60 answers an attempt
     offsets = np.array([0.3, -0.3, 0.0])
-    slope = 0.02  # per 100 answers
-    theta = 1.0 - slope * age / 100 + offsets[domain]
+    slope = 0.5  # per SLOPE_UNIT attempts
+    theta = 1.0 - slope * age / rasch.SLOPE_UNIT + offsets[domain]
     right = (rng.random(n) < expit(theta - difficulty)).astype(float)
     posterior = rasch.ability_posterior(difficulty=difficulty, domain=domain, right=right, age=age, domains=3)
     se = np.sqrt(np.diag(posterior.covariance))
-    truth = np.array([1.0, slope, *offsets])
-    assert np.all(np.abs(posterior.mean - truth) < 3.5 * se)
+    assert abs(posterior.mean[1] - slope) < 3.5 * se[1]
+    assert np.abs(posterior.mean[2:] - offsets).max() < 3.5 * se[2:].max()
+    assert posterior.domain_ability() == pytest.approx(1.0 + offsets, abs=0.25)  # now, at age 0
 
 
 def test_practising_hard_questions_does_not_lower_the_ability():

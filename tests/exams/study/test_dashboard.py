@@ -97,19 +97,20 @@ def expected_standings(user, exam, *, up_to: Attempt | None = None) -> dict[str,
 
 def expected_readiness(user, exam) -> tuple[float, float, float]:
     """The standing by hand from the rows: the counted window (newest 400 answers of the latest 50
-    finished attempts), the Rasch posterior with the author's levels as difficulties (no
+    finished attempts, aged in attempts), the Rasch posterior with the author's levels as difficulties (no
     calibration yet), and the expected score on the reference form, its mean and 90% band
     over posterior draws."""
     recent = list(
         Attempt.objects.filter(user=user, exam=exam, status__in=Attempt.FINISHED_STATUSES)
         .order_by("-finished_at", "-pk").values_list("pk", flat=True)[:50]
     )
+    age_of = {pk: age for age, pk in enumerate(recent)}  # finished attempts after the answer's own
     rows = Response.objects.filter(attempt__in=recent, is_correct__isnull=False).values_list(
-        "pk", "question_id", "domain_id", "is_correct", "answered_at", "attempt__mode", "attempt__finished_at"
+        "pk", "question_id", "domain_id", "is_correct", "answered_at", "attempt__mode", "attempt__finished_at", "attempt_id"
     )
     counted = sorted(
-        ((answered_at or finished_at, pk, question, domain, right)
-         for pk, question, domain, right, answered_at, mode, finished_at in rows
+        ((answered_at or finished_at, pk, question, domain, right, age_of[attempt])
+         for pk, question, domain, right, answered_at, mode, finished_at, attempt in rows
          if mode == AttemptMode.MOCK or answered_at is not None),
         reverse=True,
     )[:400][::-1]
@@ -117,13 +118,14 @@ def expected_readiness(user, exam) -> tuple[float, float, float]:
     domains = list(exam.domains.order_by("order", "pk"))
     index = {d.pk: i for i, d in enumerate(domains)}
     met, weight = set(), []
-    for _, _, question, _, _ in counted:
+    for _, _, question, _, _, _ in counted:
         weight.append(0.5 if question in met else 1.0)
         met.add(question)
     posterior = rasch.ability_posterior(
-        difficulty=np.array([rasch.LEVEL_OFFSET[levels[q]] for _, _, q, _, _ in counted]),
-        domain=np.array([index[d] for _, _, _, d, _ in counted]), right=np.array([r for *_, r in counted], dtype=float),
-        age=np.arange(len(counted) - 1, -1, -1, dtype=float), weight=np.array(weight), domains=len(domains),
+        difficulty=np.array([rasch.LEVEL_OFFSET[levels[q]] for _, _, q, _, _, _ in counted]),
+        domain=np.array([index[d] for _, _, _, d, _, _ in counted]),
+        right=np.array([r for _, _, _, _, r, _ in counted], dtype=float),
+        age=np.array([age for *_, age in counted], dtype=float), weight=np.array(weight), domains=len(domains),
         prior_mean=ability.DEFAULT_ABILITY_MEAN, prior_sd=ability.DEFAULT_ABILITY_SD,
     )
     seats = draw.quotas(domains=[draw.DomainQuota(d.pk, d.weight, d.order) for d in domains], total=exam.question_count)

@@ -17,7 +17,7 @@ from exams.study.readiness import (
     domain_abilities,
     estimate,
     mastery,
-    next_mock_chance,
+    next_mock_form,
     predictive_range,
 )
 
@@ -78,7 +78,7 @@ def test_below_min_answered_there_is_no_estimate() -> None:
 def test_a_certain_ability_gives_the_binomial_of_the_reference_chance() -> None:
     # θ = ln 3 on items of difficulty 0: P(right) = 0.75 exactly; 4 seats.
     posterior = point_posterior([np.log(3)])
-    got = estimate(posterior=posterior, domains=[bank(4, [0.0, 0.0])], passing_score=75)
+    got = estimate(posterior=posterior, domains=[bank(4, [0.0, 0.0, 0.0, 0.0])], passing_score=75)
     assert got.standing == pytest.approx(75.0)
     assert got.standing_low == pytest.approx(75.0) and got.standing_high == pytest.approx(75.0)
     binomial = [0.25**4, 4 * 0.75 * 0.25**3, 6 * 0.75**2 * 0.25**2, 4 * 0.75**3 * 0.25, 0.75**4]
@@ -90,7 +90,7 @@ def test_a_certain_ability_gives_the_binomial_of_the_reference_chance() -> None:
 
 def test_two_domains_convolve_and_weigh_by_seats() -> None:
     posterior = point_posterior([np.log(3), -np.log(3)])  # 0.75 and 0.25 on difficulty-0 items
-    got = estimate(posterior=posterior, domains=[bank(3, [0.0]), bank(1, [0.0], domain_id=2)])
+    got = estimate(posterior=posterior, domains=[bank(3, [0.0] * 3), bank(1, [0.0], domain_id=2)])
     assert got.standing == pytest.approx((3 * 75 + 1 * 25) / 4)
     first = [0.25**3, 3 * 0.75 * 0.25**2, 3 * 0.75**2 * 0.25, 0.75**3]
     second = [0.75, 0.25]
@@ -98,18 +98,17 @@ def test_two_domains_convolve_and_weigh_by_seats() -> None:
 
 
 def test_the_next_mock_takes_unseen_questions_first() -> None:
-    theta = np.array([0.0])
-    # Enough unseen: the mean chance over them alone.
-    assert next_mock_chance(abilities=theta, domain=bank(2, [-2.0, 2.0, 2.0], unseen=[2.0, 2.0]))[0] == pytest.approx(expit(-2.0))
-    # One unseen for two seats: it, and one seat at the mean of the others.
-    chance = next_mock_chance(abilities=theta, domain=bank(2, [-2.0, 2.0], unseen=[2.0]))[0]
-    assert chance == pytest.approx((expit(-2.0) + expit(2.0)) / 2)
+    # Enough unseen: the seats at evenly spaced quantiles of the unseen alone.
+    form = next_mock_form(bank(2, [-2.0, 2.0, 2.0, 4.0], unseen=[2.0, 4.0]))
+    assert form == pytest.approx([2.5, 3.5])
+    # One unseen for two seats: it, and one seat from the others.
+    assert sorted(next_mock_form(bank(2, [-2.0, 0.0, 2.0], unseen=[2.0]))) == pytest.approx([-1.0, 2.0])
     # All seen: the whole domain.
-    assert next_mock_chance(abilities=theta, domain=bank(2, [-2.0, 2.0], unseen=[]))[0] == pytest.approx(0.5)
+    assert next_mock_form(bank(2, [-2.0, 2.0], unseen=[])) == pytest.approx([-1.0, 1.0])
 
 
-def test_the_binomial_approximation_matches_simulated_draws() -> None:
-    """The tested approximation: a random form from a pool of unequal items, against simulation."""
+def test_the_representative_form_matches_simulated_balanced_draws() -> None:
+    """The tested approximation: the count on forms drawn from a pool of unequal items, against simulation."""
     rng = np.random.default_rng(3)
     pool = rng.normal(0, 1, 40)
     posterior = point_posterior([0.3])
@@ -117,12 +116,13 @@ def test_the_binomial_approximation_matches_simulated_draws() -> None:
     counts = np.zeros(16)
     for _ in range(40000):
         form = rng.choice(pool, 15, replace=False)
+        if abs(form.mean() - pool.mean()) > 0.05:  # the balanced draw's window
+            continue
         counts[(rng.random(15) < expit(0.3 - form)).sum()] += 1
     simulated = counts / counts.sum()
     assert np.abs(np.array(got.next_distribution) - simulated).max() < 0.015
-    # The binomial is a little wider than drawing without replacement: never narrower.
     low, high = predictive_range(simulated)
-    assert got.next_low_right <= low and got.next_high_right >= high
+    assert abs(got.next_low_right - low) <= 1 and abs(got.next_high_right - high) <= 1
 
 
 def test_uncertainty_widens_the_band_and_the_range() -> None:
