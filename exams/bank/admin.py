@@ -518,10 +518,15 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
         }
         return super().changelist_view(request, extra_context)
 
-    @admin.display(description="p")
+    @admin.display(description="p · b")
     def facility(self, question: Question) -> str:
+        """Facility over mocks, and the Rasch difficulty (logits) over every mode's first answers."""
         stats = self._stat(question)
-        return f"{stats.facility:.2f}" if stats and stats.facility is not None else "—"
+        facility = f"{stats.facility:.2f}" if stats and stats.facility is not None else "—"
+        row = getattr(question, "item_statistics", None)
+        if row is None or row.rasch_difficulty is None or (row.rasch_n or 0) < STATISTICS_MIN_N:
+            return facility
+        return f"{facility} · {row.rasch_difficulty:+.1f}±{row.rasch_se:.1f}"
 
     @admin.display(description="D")
     def discrimination(self, question: Question) -> str:
@@ -569,6 +574,7 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
             return f"Not computed yet. {REFRESHED_WHEN}"
         for row in rows.values():
             row.too_few = too_few_attempts(row.n, minimum=MIN_N_FOR_ITEM_FIGURES)
+            row.rasch_too_few = too_few_attempts(row.rasch_n or 0, minimum=MIN_N_FOR_ITEM_FIGURES)
             row.no_distractor_verdict = too_few_attempts(row.n, minimum=MIN_N_FOR_DISTRACTOR_VERDICT)
         variants = [(label, rows[key]) for key, label in ((False, "All"), (True, "Each learner's first")) if key in rows]
         return render_to_string(

@@ -63,7 +63,7 @@ class Attempt(models.Model):
     published_score = models.DecimalField(
         max_digits=5, decimal_places=2, null=True, blank=True, help_text="The score as first graded."
     )
-    # A mock's score on the bank's reference form (exams.room.equating), frozen at grading; never
+    # A mock's score on the bank's reference form (exams.statistics.equating), frozen at grading; never
     # changes `score` or `passed`. Empty until the bank is calibrated, and after a regrade until
     # the statistics refresh fills it again.
     equated_score = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True, help_text="Percent.")
@@ -185,6 +185,18 @@ class Attempt(models.Model):
         if expired and self.deadline:
             return self.deadline
         return getattr(self, "db_now", None) or timezone.now()
+
+    @property
+    def equated_note(self) -> str:
+        """How this form compared with the reference form, in the learner's words."""
+        if self.equated_score is None or self.score is None:
+            return ""
+        points = float(self.equated_score - self.score)
+        if abs(points) < 0.5:
+            return "this form was of average difficulty"
+        rounded = round(abs(points))
+        amount = f"{rounded} point{'s' if rounded != 1 else ''}" if rounded else "under a point"
+        return f"this form was {amount} {'harder' if points > 0 else 'easier'} than average"
 
     def finish(self, *, expired: bool, grade) -> None:
         """Close the attempt with its grade (an exams.room.grading.AttemptGrade); the caller holds its row lock.

@@ -31,6 +31,7 @@ from exams.models import (
 )
 from exams.room import draw, grading, navigation, reading
 from exams.room.access import in_running_mock, running_mock_question_ids
+from exams.statistics import equating
 from exams.statistics.rasch import LEVEL_OFFSET
 from exams.study.reviews import review_of, reviews_record
 
@@ -384,6 +385,9 @@ def attempt_finish(*, attempt: Attempt, expired: bool) -> bool:
     # Set before grading: errata policies depend on when an attempt finished.
     attempt.finished_at = attempt.end_time(expired=expired)
     attempt.finish(expired=expired, grade=grade_responses(attempt=attempt))
+    if attempt.mode == AttemptMode.MOCK:
+        # Frozen from the difficulties as they stand now (a later calibration leaves it be).
+        equating.equate_mocks(exam=attempt.exam, attempts=Attempt.objects.filter(pk=attempt.pk))
     return True
 
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import DEFAULT_DB_ALIAS, connections, router
 
-from exams.models import Attempt, AttemptStatus, Question, QuestionVersion, Response
+from django.db.models import FloatField, OuterRef, Subquery
+
+from exams.models import Attempt, AttemptStatus, ExamStatistic, ItemStatistic, Question, QuestionVersion, Response
 from exams.statistics import rasch
 
 # The bank counts as calibrated when this share of its ready questions has at least
@@ -124,4 +126,44 @@ def calibrate_exam(exam) -> ExamCalibration:
     return ExamCalibration(
         items=items, ability_mean=result.person_mean, ability_sd=result.person_sd,
         calibrated=is_calibrated(ready=ready, items=items), responses=len(right),
+    )
+
+
+# Before the first calibration: the population prior of a learner's ability (logits).
+DEFAULT_ABILITY_MEAN = 0.5
+DEFAULT_ABILITY_SD = 1.5
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What the last refresh stored, as the pages and the draw read it."""
+
+    # Every question of the exam: its Rasch difficulty, or before a calibration the prior's mean
+    # (the author's level, rasch.LEVEL_OFFSET).
+    difficulty: dict[int, float]
+    domain: dict[int, int]
+    active: frozenset[int]
+    ability_mean: float
+    ability_sd: float
+    calibrated: bool
+
+
+def stored(exam) -> Stored:
+    """Two queries: the questions with their stored difficulty, and the exam's calibration row."""
+    rasch_difficulty = ItemStatistic.objects.filter(question=OuterRef("pk"), first_mock_only=False).values("rasch_difficulty")[:1]
+    rows = list(
+        Question.objects.filter(exam=exam).order_by()
+        .annotate(rasch=Subquery(rasch_difficulty, output_field=FloatField()))
+        .values_list("pk", "domain_id", "difficulty", "rasch", "is_active")
+    )
+    test = ExamStatistic.objects.filter(exam=exam, first_mock_only=False).only(
+        "ability_mean", "ability_sd", "calibrated"
+    ).first()
+    return Stored(
+        difficulty={pk: value if value is not None else rasch.LEVEL_OFFSET.get(level, 0.0) for pk, _, level, value, _ in rows},
+        domain={pk: domain_id for pk, domain_id, _, _, _ in rows},
+        active=frozenset(pk for pk, _, _, _, active in rows if active),
+        ability_mean=test.ability_mean if test and test.ability_mean is not None else DEFAULT_ABILITY_MEAN,
+        ability_sd=test.ability_sd if test and test.ability_sd is not None else DEFAULT_ABILITY_SD,
+        calibrated=bool(test and test.calibrated),
     )

@@ -14,7 +14,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from exams.models import Attempt, AttemptMode, Choice, Exam, ExamStatistic, ItemStatistic, Question
-from exams.statistics import calibration, formulas
+from exams.statistics import calibration, equating, formulas
 from exams.statistics.totals import totals_for
 
 
@@ -114,6 +114,9 @@ def item_statistics_refresh(*, exam: Exam) -> RefreshSummary:
         ExamStatistic.objects.filter(exam=exam).delete()
         ItemStatistic.objects.bulk_create(rows, batch_size=1000)
         ExamStatistic.objects.bulk_create(tests)
+    # Mocks without an equated score (graded before the bank was calibrated, or regraded since)
+    # get one from the difficulties just stored.
+    equating.equate_mocks(exam=exam)
     overall = [row for row in rows if not row.first_mock_only]
     return RefreshSummary(
         exam=exam.code, computed_at=now, questions=len(overall), attempts=tests[0].attempts,

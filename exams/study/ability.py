@@ -14,20 +14,18 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.db import connection
-from django.db.models import FloatField, OuterRef, Subquery
 
-from exams.models import Attempt, AttemptMode, AttemptStatus, ExamStatistic, ItemStatistic, Question, Response
+from exams.models import Attempt, AttemptMode, AttemptStatus, Response
 from exams.room import draw
-from exams.statistics import rasch
+from exams.statistics import calibration, rasch
 from exams.study import readiness
 from exams.study.progress import MASTERY_COUNTED, MASTERY_STAMP, DomainStanding
 
 ABILITY_ATTEMPTS = 50
 ABILITY_WINDOW = 400
 REANSWER_WEIGHT = 0.5
-# Before the first calibration: the population prior of a learner's ability (logits).
-DEFAULT_ABILITY_MEAN = 0.5
-DEFAULT_ABILITY_SD = 1.5
+DEFAULT_ABILITY_MEAN = calibration.DEFAULT_ABILITY_MEAN
+DEFAULT_ABILITY_SD = calibration.DEFAULT_ABILITY_SD
 
 
 @dataclass(frozen=True)
@@ -42,25 +40,11 @@ class BankReference:
 
 
 def bank_reference(exam) -> BankReference:
-    """Two queries: the active questions with their stored Rasch difficulty, and the exam's calibration."""
-    rasch_difficulty = ItemStatistic.objects.filter(question=OuterRef("pk"), first_mock_only=False).values("rasch_difficulty")[:1]
-    rows = list(
-        Question.objects.active().filter(exam=exam).order_by()
-        .annotate(rasch=Subquery(rasch_difficulty, output_field=FloatField()))
-        .values_list("pk", "domain_id", "difficulty", "rasch")
-    )
-    test = ExamStatistic.objects.filter(exam=exam, first_mock_only=False).only(
-        "ability_mean", "ability_sd", "calibrated"
-    ).first()
-    difficulty = {
-        pk: value if value is not None else rasch.LEVEL_OFFSET.get(level, 0.0)
-        for pk, _, level, value in rows
-    }
+    """Two queries (exams.statistics.calibration.stored); the pool is the active questions."""
+    bank = calibration.stored(exam)
     return BankReference(
-        difficulty=difficulty, domain={pk: domain_id for pk, domain_id, _, _ in rows},
-        ability_mean=test.ability_mean if test and test.ability_mean is not None else DEFAULT_ABILITY_MEAN,
-        ability_sd=test.ability_sd if test and test.ability_sd is not None else DEFAULT_ABILITY_SD,
-        calibrated=bool(test and test.calibrated),
+        difficulty=bank.difficulty, domain={pk: d for pk, d in bank.domain.items() if pk in bank.active},
+        ability_mean=bank.ability_mean, ability_sd=bank.ability_sd, calibrated=bank.calibrated,
     )
 
 

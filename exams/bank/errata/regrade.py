@@ -501,7 +501,7 @@ def _regrade_locked(
         attempt = Attempt._meta.db_table
         cursor.execute(f"""
             UPDATE {attempt} SET right_count = g.new_right, total_count = g.new_total,
-                                 score = g.new_score, passed = g.new_passed
+                                 score = g.new_score, passed = g.new_passed, equated_score = NULL
             FROM {GRADES} g WHERE {attempt}.id = g.attempt_id
         """)
         response = Response._meta.db_table

@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from exams.models import Attempt, AttemptMode
+from exams.models import Attempt, AttemptMode, ExamStatistic
 from exams.room import grading, navigation, reading, report, services
 from exams.room.access import owned_attempt
 from exams.room.views.answered import result_item
@@ -122,6 +122,8 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
             ).first(),
             "held_count": sum(response.held for response in responses),
             "score_changes": attempt.regrade_changes.select_related("event__erratum__question").order_by("event__created_at"),
+            "calibrated": attempt.mode == AttemptMode.MOCK and attempt.equated_score is None and ExamStatistic.objects.filter(
+                exam=attempt.exam, first_mock_only=False, calibrated=True).exists(),
         },
     )
 

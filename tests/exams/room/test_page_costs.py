@@ -25,8 +25,8 @@ COSTS = {
     "answer save": (3, 7),
     "answer save + next": (9, 12),
     "review": (4, 4),
-    "submit": (16, 15),
-    "results": (14, 14),
+    "submit": (18, 17),  # the equated score: the bank's calibration read (two statements)
+    "results": (15, 15),  # whether the bank is calibrated, to say why a mock has no equated score yet
 }
 
 
