@@ -194,7 +194,7 @@ class Attempt(models.Model):
         points = float(self.equated_score - self.score)
         if abs(points) < 0.5:
             return "this form was of average difficulty"
-        rounded = round(abs(points))
+        rounded = int(abs(points) + 0.5)  # halves up, as scores are shown
         amount = f"{rounded} point{'s' if rounded != 1 else ''}" if rounded else "under a point"
         return f"this form was {amount} {'harder' if points > 0 else 'easier'} than average"
 
