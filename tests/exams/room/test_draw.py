@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exams.room.draw import BankTooSmall, DomainQuota, draw, quotas, shuffle_choices
+from exams.room.draw import (
+    BALANCE_WINDOW, BankTooSmall, DomainQuota, draw, one_per_group, quotas, reference_mean, shuffle_choices,
+)
 
 NCA_GENM_WEIGHTS = [25, 20, 15, 15, 10, 10, 5]
 
@@ -293,3 +295,66 @@ def test_shuffle_choices_does_shuffle() -> None:
         for seed in range(50)
     }
     assert len(orders) > 1
+
+
+# --- the balanced draw (forms of equal difficulty) -----------------------------------------
+
+
+@settings(max_examples=150)
+@given(
+    bank=banks(), seed=st.integers(min_value=0, max_value=2**32),
+    spread=st.floats(min_value=0.0, max_value=3.0), grouped=st.integers(min_value=0, max_value=4),
+)
+def test_the_balanced_draw_keeps_quotas_groups_and_unseen_first(bank, seed, spread, grouped) -> None:
+    pool, quota_map, seen = bank
+    rng = random.Random(seed)
+    all_ids = [q for ids in pool.values() for q in ids]
+    difficulty = {q: rng.gauss(0.0, spread) for q in all_ids}
+    # Some exclusion groups, within a domain (a group across domains may make a bank undrawable).
+    groups = {q: f"g{d}-{q % grouped}" for d, ids in pool.items() for q in ids if grouped and q % 3 == 0}
+    try:
+        slots = draw(pool=pool, quotas=quota_map, seen=seen, rng=random.Random(seed), groups=groups, difficulty=difficulty)
+    except BankTooSmall:
+        return
+    question_ids = [q for _, q in slots]
+    assert len(question_ids) == len(set(question_ids))
+    taken = [groups[q] for q in question_ids if q in groups]
+    assert len(taken) == len(set(taken))
+    for domain_id, quota in quota_map.items():
+        drawn = [q for d, q in slots if d == domain_id]
+        assert len(drawn) == quota and set(drawn) <= set(pool[domain_id])
+        unseen = [q for q in pool[domain_id] if q not in seen]
+        usable_unseen = len(one_per_group(unseen, groups))
+        if usable_unseen >= quota:
+            assert not set(drawn) & seen
+        else:
+            # The balance swaps seen for seen and unseen for unseen: as many unseen as the plain draw.
+            plain = draw(pool=pool, quotas=quota_map, seen=seen, rng=random.Random(seed), groups=groups)
+            assert len([q for q in drawn if q not in seen]) == len([q for d, q in plain if d == domain_id and q not in seen])
+
+
+@settings(max_examples=100)
+@given(seed=st.integers(min_value=0, max_value=2**32), spread=st.floats(min_value=0.2, max_value=2.0))
+def test_a_large_pool_lands_the_forms_mean_within_the_window(seed, spread) -> None:
+    rng = random.Random(seed)
+    pool, next_id = {}, 1
+    for domain_id, size in enumerate((160, 125, 95, 95, 65, 65, 35), start=1):
+        pool[domain_id] = list(range(next_id, next_id + size))
+        next_id += size
+    difficulty = {q: rng.gauss(0.0, spread) for ids in pool.values() for q in ids}
+    quota_map = dict(zip(pool, (15, 12, 9, 9, 6, 6, 3), strict=True))
+    seen = set(rng.sample(sorted(difficulty), 200))
+    slots = draw(pool=pool, quotas=quota_map, seen=seen, rng=rng, difficulty=difficulty)
+    mean = sum(difficulty[q] for _, q in slots) / len(slots)
+    assert abs(mean - reference_mean(pool=pool, quotas=quota_map, difficulty=difficulty)) <= BALANCE_WINDOW + 1e-9
+
+
+def test_an_exhausted_pool_takes_the_closest_mean_it_can() -> None:
+    # Two seats from four questions, all hard but one: the closest pair to the reference mean.
+    pool = {1: [1, 2, 3, 4]}
+    difficulty = {1: 3.0, 2: 3.0, 3: 3.0, 4: -3.0}  # reference mean 1.5: {4, x} gives 0.0, {x, y} 3.0
+    slots = draw(pool=pool, quotas={1: 2}, seen=set(), rng=random.Random(1), difficulty=difficulty)
+    assert abs(sum(difficulty[q] for _, q in slots) / 2 - 1.5) == 1.5
+    # Balancing never trades an unseen question for a seen one.
+    slots = draw(pool=pool, quotas={1: 2}, seen={4}, rng=random.Random(1), difficulty=difficulty)
+    assert 4 not in {q for _, q in slots}
