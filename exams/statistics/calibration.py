@@ -84,10 +84,12 @@ def counted_first_answers(exam) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """
         params = [exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED, *changed]
     chunks = []
-    with connection.cursor() as cursor:
+    # A server-side cursor where the database allows one: millions of rows arrive in chunks
+    # instead of all at once in the client's memory.
+    with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
         while rows := cursor.fetchmany(FETCH_ROWS):
-            chunks.append(np.array(rows, dtype=np.int64))
+            chunks.append(np.array(rows, dtype=np.int32))
     if not chunks:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
