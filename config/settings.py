@@ -178,7 +178,16 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # `manage.py worker` (a service in docker-compose.yml; `make run` starts one).
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
 # Started by the worker command; each run schedules the next (jobs.periodic).
-PERIODIC_TASKS = ["exams.tasks.finalize_expired_attempts", "exams.statistics.tasks.refresh_statistics_nightly"]
+PERIODIC_TASKS = [
+    "exams.tasks.finalize_expired_attempts", "exams.statistics.tasks.refresh_statistics_nightly",
+    "jobs.tasks.reclaim_interrupted_jobs",
+]
+# A running job renews its lease this often; a job whose lease ran out lost its worker
+# (killed, redeployed) and is queued again once, then failed (jobs.services.job_reclaim_interrupted).
+JOB_HEARTBEAT_SECONDS = envint("JOB_HEARTBEAT_SECONDS", 15, minimum=1)
+JOB_LEASE_SECONDS = envint("JOB_LEASE_SECONDS", 60, minimum=2)
+if JOB_LEASE_SECONDS < 2 * JOB_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured("JOB_LEASE_SECONDS must be at least twice JOB_HEARTBEAT_SECONDS")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
