@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from accounts.forms import LoginForm, ProfileForm, SignUpForm, time_zone_names
 from accounts.models import Profile
 from accounts.timezones import remember_time_zone
+from accounts.lookalikes import username_claim
 
 
 def signup(request: HttpRequest) -> HttpResponse:
@@ -21,9 +22,11 @@ def signup(request: HttpRequest) -> HttpResponse:
         try:
             with transaction.atomic():
                 user = form.save()
+                username_claim(user)
         except IntegrityError:
-            # Another sign-up took the name or the address between the form's check and the
-            # insert: checked again, the form now names which (the winner has committed).
+            # Another sign-up took the name, a look-alike of it or the address between the
+            # form's check and the insert: checked again, the form now names which (the
+            # winner has committed).
             form = SignUpForm(request.POST)
             if form.is_valid():
                 form.add_error(None, "Your account could not be created just now. Nothing was saved; please try again.")
