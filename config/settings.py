@@ -210,7 +210,12 @@ AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
 # Lock the username from one address, so one attacker cannot lock a learner out everywhere.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# The lockout page says how long is left (accounts.views.locked_out).
+AXES_LOCKOUT_CALLABLE = "accounts.views.locked_out"
+# Past this many failures for one username from all addresses in the cool-off window, each
+# try waits this long after the latest: slower guessing, never a locked-out owner.
+LOGIN_USERNAME_CEILING = envint("LOGIN_USERNAME_CEILING", 20, minimum=1)
+LOGIN_USERNAME_DELAY_SECONDS = envint("LOGIN_USERNAME_DELAY_SECONDS", 10, minimum=1)
 AXES_RESET_ON_SUCCESS = True
 # The address a failure is counted against: the client as the trusted proxy saw it
 # (accounts/client_address.py); X-Forwarded-For is read only from TRUSTED_PROXIES.
