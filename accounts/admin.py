@@ -5,6 +5,7 @@ from django.contrib.auth.models import User
 
 from accounts.forms import AdminLoginForm, LearnerChangeForm, LearnerCreationForm
 from accounts.models import Profile
+from accounts.lookalikes import username_claim
 from config.integrity import RaceSafeAdminMixin
 
 
@@ -28,6 +29,12 @@ class LearnerAdmin(RaceSafeAdminMixin, UserAdmin):
     inlines = [ProfileInline]
     list_display = ("username", "email", "is_staff", "accommodation")
     list_select_related = ("profile",)
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        # Inside the admin's transaction: a look-alike saved meanwhile raises IntegrityError,
+        # and RaceSafeAdminMixin shows the form again with its error.
+        username_claim(obj)
 
     @admin.display(description="Time factor")
     def accommodation(self, user: User) -> str:

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from accounts.emails import EMAIL_TAKEN, email_taken
 from accounts.models import Profile
+from accounts.lookalikes import LOOK_ALIKE, look_alike
 
 
 class TimeZoneField(forms.CharField):
@@ -42,6 +43,16 @@ class SignUpForm(UserCreationForm):
     def clean_email(self) -> str:
         return _unique_email(self.cleaned_data["email"], user_pk=None)
 
+    def clean_username(self) -> str:
+        return _distinct_username(super().clean_username(), user_pk=None)
+
+
+def _distinct_username(username: str, *, user_pk: int | None) -> str:
+    """Refuse a username whose confusable skeleton another user's already has (accounts.lookalikes)."""
+    if username and look_alike(username, user_pk=user_pk) is not None:
+        raise forms.ValidationError(LOOK_ALIKE, code="username_look_alike")
+    return username
+
 
 def _unique_email(email: str, *, user_pk: int | None) -> str:
     email = email.strip()
@@ -56,6 +67,9 @@ class LearnerChangeForm(UserChangeForm):
     def clean_email(self) -> str:
         return _unique_email(self.cleaned_data.get("email") or "", user_pk=self.instance.pk)
 
+    def clean_username(self) -> str:
+        return _distinct_username(self.cleaned_data.get("username") or "", user_pk=self.instance.pk)
+
 
 class LearnerCreationForm(AdminUserCreationForm):
     email = forms.EmailField(required=False, help_text="Optional; for password resets. One account per address.")
@@ -65,6 +79,9 @@ class LearnerCreationForm(AdminUserCreationForm):
 
     def clean_email(self) -> str:
         return _unique_email(self.cleaned_data.get("email") or "", user_pk=None)
+
+    def clean_username(self) -> str:
+        return _distinct_username(super().clean_username(), user_pk=None)
 
 
 def time_zone_names() -> list[str]:

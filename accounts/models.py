@@ -60,3 +60,18 @@ class Profile(models.Model):
 
     def __str__(self) -> str:
         return f"Profile of {self.user}"
+
+
+class UsernameSkeleton(models.Model):
+    """A username's UTS #39 confusable skeletons (accounts.lookalikes), unique across users.
+
+    A user without a row (one who shared a skeleton when the rule came in, see migration
+    0004) signs in as before; only new names and renames are held to the rule.
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="username_skeleton")
+    skeleton = models.TextField(unique=True, help_text="Skeleton of the casefolded username.")
+    upper_skeleton = models.TextField(unique=True, help_text="Skeleton of the upper-cased username.")
+
+    def __str__(self) -> str:
+        return f"{self.user} → {self.skeleton}"

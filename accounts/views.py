@@ -1,4 +1,6 @@
 """Sign up and the learner's profile (login, logout and passwords are Django's own views)."""
+import math
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
@@ -11,6 +13,7 @@ from django.shortcuts import redirect, render
 from accounts.forms import LoginForm, ProfileForm, SignUpForm, time_zone_names
 from accounts.models import Profile
 from accounts.timezones import remember_time_zone
+from accounts.lookalikes import username_claim
 
 
 def signup(request: HttpRequest) -> HttpResponse:
@@ -21,9 +24,11 @@ def signup(request: HttpRequest) -> HttpResponse:
         try:
             with transaction.atomic():
                 user = form.save()
+                username_claim(user)
         except IntegrityError:
-            # Another sign-up took the name or the address between the form's check and the
-            # insert: checked again, the form now names which (the winner has committed).
+            # Another sign-up took the name, a look-alike of it or the address between the
+            # form's check and the insert: checked again, the form now names which (the
+            # winner has committed).
             form = SignUpForm(request.POST)
             if form.is_valid():
                 form.add_error(None, "Your account could not be created just now. Nothing was saved; please try again.")
@@ -63,10 +68,73 @@ def profile(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/profile.html", {"form": form, "profile": profile, "time_zones": time_zone_names()})
 
 
+def _failures_of(username: str):
+    """django-axes' failures for this username in the cool-off window: per address, newest first."""
+    from axes.models import AccessAttempt
+    from django.utils import timezone
+
+    return AccessAttempt.objects.filter(username=username, attempt_time__gte=timezone.now() - settings.AXES_COOLOFF_TIME)
+
+
+def locked_out(request: HttpRequest, response, credentials: dict | None) -> HttpResponse:
+    """django-axes' lockout page (AXES_LOCKOUT_CALLABLE): says how long this address stays locked.
+
+    A lock lasts AXES_COOLOFF_TIME from the latest failure of this username from this
+    client address (the address axes keys on, accounts.client_address).
+    """
+    from django.db.models import Max
+    from django.utils import timezone
+
+    username = ((credentials or {}).get("username") or request.POST.get("username") or "")[:150]
+    address = getattr(request, "axes_ip_address", None)
+    latest = _failures_of(username).filter(ip_address=address).aggregate(latest=Max("attempt_time"))["latest"]
+    left = settings.AXES_COOLOFF_TIME if latest is None else latest + settings.AXES_COOLOFF_TIME - timezone.now()
+    minutes = max(1, math.ceil(left.total_seconds() / 60))  # rounded up: never "0 minutes"
+    return render(
+        request, "registration/locked_out.html",
+        {"failure_limit": settings.AXES_FAILURE_LIMIT, "minutes_left": minutes, "cooloff_timedelta": settings.AXES_COOLOFF_TIME},
+        status=429,
+    )
+
+
+def username_delay(username: str) -> int:
+    """Seconds this username's next try must wait: the per-username ceiling across addresses.
+
+    The per-address lock (AXES_FAILURE_LIMIT) cannot stop one username being guessed from
+    many addresses. Past LOGIN_USERNAME_CEILING failures for it in the cool-off window,
+    from any address, every try waits LOGIN_USERNAME_DELAY_SECONDS after the latest one:
+    guessing slows to one try per delay, while the owner is only delayed, never locked out
+    (and can always reset the password by email).
+    """
+    from django.db.models import Max, Sum
+    from django.utils import timezone
+
+    if not username:
+        return 0
+    counts = _failures_of(username).aggregate(failures=Sum("failures_since_start"), latest=Max("attempt_time"))
+    if (counts["failures"] or 0) < settings.LOGIN_USERNAME_CEILING:
+        return 0
+    waited = (timezone.now() - counts["latest"]).total_seconds()
+    return max(0, math.ceil(settings.LOGIN_USERNAME_DELAY_SECONDS - waited))
+
+
 class LoginView(auth_views.LoginView):
-    """Django's login, which warns before the try that would lock the account (django-axes)."""
+    """Django's login, which warns before the try that would lock the account (django-axes),
+    and slows a username guessed from many addresses (username_delay)."""
 
     authentication_form = LoginForm
+
+    def post(self, request, *args, **kwargs):
+        wait = username_delay((request.POST.get("username") or "")[:150])
+        if wait:
+            # Not tried, so not counted: the password is not even checked (an unbound form).
+            context = self.get_context_data(form=self.get_form_class()(request, initial={"username": request.POST.get("username", "")[:150]}))
+            context["delay_message"] = (
+                f"This account has had many failed logins from many places, so each try waits a little: try again in "
+                f"{wait} second{'s' if wait != 1 else ''}, or reset your password."
+            )
+            return self.render_to_response(context, status=429)
+        return super().post(request, *args, **kwargs)
 
     def form_invalid(self, form):
         from axes.handlers.proxy import AxesProxyHandler

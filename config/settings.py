@@ -178,7 +178,16 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # `manage.py worker` (a service in docker-compose.yml; `make run` starts one).
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
 # Started by the worker command; each run schedules the next (jobs.periodic).
-PERIODIC_TASKS = ["exams.tasks.finalize_expired_attempts", "exams.statistics.tasks.refresh_statistics_nightly"]
+PERIODIC_TASKS = [
+    "exams.tasks.finalize_expired_attempts", "exams.statistics.tasks.refresh_statistics_nightly",
+    "jobs.tasks.reclaim_interrupted_jobs",
+]
+# A running job renews its lease this often; a job whose lease ran out lost its worker
+# (killed, redeployed) and is queued again once, then failed (jobs.services.job_reclaim_interrupted).
+JOB_HEARTBEAT_SECONDS = envint("JOB_HEARTBEAT_SECONDS", 15, minimum=1)
+JOB_LEASE_SECONDS = envint("JOB_LEASE_SECONDS", 60, minimum=2)
+if JOB_LEASE_SECONDS < 2 * JOB_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured("JOB_LEASE_SECONDS must be at least twice JOB_HEARTBEAT_SECONDS")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -201,7 +210,12 @@ AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
 # Lock the username from one address, so one attacker cannot lock a learner out everywhere.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# The lockout page says how long is left (accounts.views.locked_out).
+AXES_LOCKOUT_CALLABLE = "accounts.views.locked_out"
+# Past this many failures for one username from all addresses in the cool-off window, each
+# try waits this long after the latest: slower guessing, never a locked-out owner.
+LOGIN_USERNAME_CEILING = envint("LOGIN_USERNAME_CEILING", 20, minimum=1)
+LOGIN_USERNAME_DELAY_SECONDS = envint("LOGIN_USERNAME_DELAY_SECONDS", 10, minimum=1)
 AXES_RESET_ON_SUCCESS = True
 # The address a failure is counted against: the client as the trusted proxy saw it
 # (accounts/client_address.py); X-Forwarded-For is read only from TRUSTED_PROXIES.

@@ -3,8 +3,13 @@ import string
 
 
 def choice_label(index: int) -> str:
-    """A, B, … Z, then AA, AB, … for the index-th (0-based) choice."""
+    """A, B, … Z, then AA, AB, … ZZ, AAA, … for the index-th (0-based) choice, as spreadsheets
+    name columns: any index has a letter, so a question past the bounds (703 choices, the
+    703rd is AAA) is shown and named, never a crash."""
     letters = string.ascii_uppercase
-    if index < len(letters):
-        return letters[index]
-    return letters[index // len(letters) - 1] + letters[index % len(letters)]
+    label = ""
+    index += 1
+    while index:
+        index, remainder = divmod(index - 1, len(letters))
+        label = letters[remainder] + label
+    return label

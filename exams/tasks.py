@@ -8,7 +8,7 @@ from datetime import timedelta
 from django.tasks import task
 
 from exams.bank.errata.regrade import erratum_confirm_job
-from exams.bank.imports import import_pending_upload
+from exams.bank.imports import import_pending_upload, preview_pending_upload
 from exams.room.services import finalize_expired
 # Queued before the refresh moved to its own package, a task row names exams.tasks.refresh_statistics.
 from exams.statistics.tasks import refresh_statistics  # noqa: F401
@@ -22,6 +22,12 @@ FINALIZE_EVERY = timedelta(minutes=1)
 def import_questions(*, job_id: int) -> None:
     """A large question import (see exams.bank.admin_imports.BACKGROUND_IMPORT_OVER)."""
     job_run(job_id=job_id, work=import_pending_upload)
+
+
+@task()
+def preview_questions(*, job_id: int) -> None:
+    """The check behind a large import's preview (see exams.bank.admin_imports.BACKGROUND_PREVIEW_OVER)."""
+    job_run(job_id=job_id, work=preview_pending_upload)
 
 
 @task()

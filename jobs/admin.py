@@ -26,6 +26,13 @@ def show_outcome_with(kind: str, template: str, context: Callable[[Job], dict]) 
     OUTCOME_TEMPLATES[kind] = (template, context)
 
 
+def interrupted_at(job: Job) -> str:
+    """When a job whose worker died was queued again, as the admin shows times."""
+    from django.utils import formats, timezone
+
+    return formats.date_format(timezone.localtime(job.retried_at), "DATETIME_FORMAT")
+
+
 def progress_context(job: Job) -> dict:
     # A job queued behind a running one (jobs.services.job_request) says which.
     base = {"job": job, "ahead": running_ahead(job) if job.status == JobStatus.QUEUED else None}
@@ -46,7 +53,7 @@ def progress_response(request: HttpRequest, job: Job) -> HttpResponse:
 
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
-    list_display = ["title", "kind", "status", "progress", "created_by", "created_at", "finished_at"]
+    list_display = ["title", "kind", "status_shown", "progress", "created_by", "created_at", "finished_at"]
     list_filter = ["status", "kind"]
     search_fields = ["title"]
     list_select_related = ["created_by"]
@@ -56,6 +63,13 @@ class JobAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).defer("payload")
+
+    @admin.display(description="Status", ordering="status")
+    def status_shown(self, job: Job) -> str:
+        """The status, and whether a worker that died left it to be run again."""
+        if job.retried_at is None:
+            return job.get_status_display()
+        return format_html("{} (interrupted, retried at {})", job.get_status_display(), interrupted_at(job))
 
     @admin.display(description="Progress")
     def progress(self, job: Job) -> str:

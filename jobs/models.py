@@ -45,6 +45,12 @@ class Job(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # A running job's worker renews its lease every JOB_HEARTBEAT_SECONDS; a lease that ran
+    # out means the worker died, and the job is queued again once (jobs.services).
+    runs = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker has started it.")
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="When its worker last said it was alive.")
+    lease_until = models.DateTimeField(null=True, blank=True, help_text="A running job whose lease ran out lost its worker.")
+    retried_at = models.DateTimeField(null=True, blank=True, help_text="When it was queued again after its worker stopped.")
 
     objects = JobQuerySet.as_manager()
 
@@ -71,7 +77,10 @@ class Job(models.Model):
             ),
             models.CheckConstraint(condition=Q(total=0) | Q(done__lte=models.F("total")), name="job_done_within_total"),
         ]
-        indexes = [models.Index(fields=["kind", "-created_at"], name="job_kind_recent")]
+        indexes = [
+            models.Index(fields=["kind", "-created_at"], name="job_kind_recent"),
+            models.Index(fields=["lease_until"], condition=Q(status=JobStatus.RUNNING), name="job_running_lease"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.title} ({self.get_status_display().lower()})"

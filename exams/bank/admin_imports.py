@@ -20,11 +20,13 @@ from django.urls import path, reverse
 from django.utils.http import content_disposition_header, urlencode
 from django.views.decorators.http import require_POST
 
-from exams.bank.formats import ExportError, NotUtf8Error, ParsedQuestion, decode_utf8
-from exams.bank.imports import FORMATS, WEIGHTS_NOTE, parse_upload, pending_summary, write_export
-from exams.letters import choice_label
+from exams.bank.formats import ExportError, NotUtf8Error, decode_utf8
+from exams.bank.imports import (
+    FORMATS, MAX_IMPORT_QUESTIONS, WEIGHTS_NOTE, parse_upload, pending_parse, pending_summary, preview_of, write_export,
+)
 from exams.models import Domain, Exam
-from jobs.models import Job
+from jobs.admin import show_outcome_with
+from jobs.models import Job, JobStatus
 from jobs.services import JobAlreadyActive, job_enqueue, target_of
 
 __all__ = ["MAX_UPLOAD_BYTES", "QuestionImportExportMixin", "QuestionImportForm"]
@@ -35,11 +37,13 @@ ALLOWED_EXTENSIONS = tuple(dict.fromkeys(extension for bank_format in FORMATS.va
 _SKIPPING = [bank_format.label for bank_format in FORMATS.values() if bank_format.skips_unsupported]
 SESSION_KEY = "exams.question_import"
 _EXTENSION_LIST = ", ".join(ALLOWED_EXTENSIONS[:-1]) + " or " + ALLOWED_EXTENSIONS[-1]
-# A preview lists this many questions per domain; the counts always cover them all.
-PREVIEW_LIMIT = 200
 # Larger imports run as a background job with progress; smaller ones in the request.
 BACKGROUND_IMPORT_OVER = 500
 IMPORT_JOB = "import_questions"
+# Previews of more questions than this are checked by a background job too (a preview
+# checks every question: 20,000 of them would hold a web worker for seconds).
+BACKGROUND_PREVIEW_OVER = 2000
+PREVIEW_JOB = "import_preview"
 
 
 class QuestionImportForm(forms.Form):
@@ -47,7 +51,8 @@ class QuestionImportForm(forms.Form):
     format = forms.ChoiceField(choices=[(name, bank_format.label) for name, bank_format in FORMATS.items()])
     file = forms.FileField(
         widget=forms.FileInput(attrs={"accept": ",".join(ALLOWED_EXTENSIONS)}),
-        help_text=f"A UTF-8 {_EXTENSION_LIST} file of at most {MAX_UPLOAD_BYTES // (1024 * 1024)} MB.",
+        help_text=f"A UTF-8 {_EXTENSION_LIST} file of at most {MAX_UPLOAD_BYTES // (1024 * 1024)} MB and "
+        f"{MAX_IMPORT_QUESTIONS:,} questions.",
     )
     default_domain = forms.ModelChoiceField(
         queryset=Domain.objects.select_related("exam").order_by("exam__code", "order", "id"),
@@ -102,22 +107,12 @@ def _listing(names: list[str]) -> str:
     return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
 
 
-def _question_row(question: ParsedQuestion) -> dict:
-    keys = [choice_label(index) for index, choice in enumerate(question.choices) if choice.is_correct]
-    kind = "Single answer" if question.kind == "single" else f"Multiple answers (choose {question.choose})"
-    return {
-        "line": question.line,
-        "title": question.title,
-        "stem": question.stem,
-        "kind": kind,
-        "choices": len(question.choices),
-        "choice_texts": [
-            {"letter": choice_label(index), "text": choice.text, "is_correct": choice.is_correct}
-            for index, choice in enumerate(question.choices)
-        ],
-        "keys": ", ".join(keys),
-        "errata": len(question.errata),
-    }
+def preview_job_outcome(job: Job) -> dict:
+    """Under a finished background preview (jobs.admin.show_outcome_with): the way to its preview."""
+    return {"preview_url": (job.payload or {}).get("preview_url", "")}
+
+
+show_outcome_with(PREVIEW_JOB, "admin/exams/question/import_preview_job_outcome.html", preview_job_outcome)
 
 
 class QuestionImportExportMixin:
@@ -180,32 +175,56 @@ class QuestionImportExportMixin:
         pending = self._pending(request, token)
         if pending is None:
             return self._upload_again(request)
-        exam, summary = pending_summary(pending=pending, dry_run=True)
+        exam = Exam.objects.filter(pk=pending["exam"]).first()
         if exam is None:
             return self._upload_again(request, reason="The exam of that upload no longer exists.")
+        job = Job.objects.filter(pk=pending["preview_job"]).first() if pending.get("preview_job") else None
+        if job is not None and job.status == JobStatus.SUCCEEDED:
+            preview = job.payload["preview"]  # checked in the background (below)
+        elif job is not None:
+            return self._preview_page(request, token, pending=pending, exam=exam, job=job)
+        else:
+            result = pending_parse(pending=pending, exam=exam)
+            if BACKGROUND_PREVIEW_OVER < len(result.questions) <= MAX_IMPORT_QUESTIONS:
+                return self._preview_in_background(request, token, pending=pending, exam=exam, questions=len(result.questions))
+            preview = preview_of(pending_summary(pending=pending, dry_run=True, result=result)[1])
+        return self._preview_page(request, token, pending=pending, exam=exam, preview=preview)
+
+    def _preview_page(self, request, token: str, *, pending: dict, exam: Exam, preview: dict | None = None,
+                      job: Job | None = None) -> HttpResponse:
+        """The preview (`preview`, see imports.preview_of), or the progress of the job checking it."""
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
             "title": f"Import questions into {exam.code}: preview",
             "exam": exam,
-            "summary": summary,
             "filename": pending["filename"],
             "format_label": FORMATS[pending["format"]].label,
             "default_domain": pending["default_domain"],
-            "domains": [
-                {
-                    "name": plan.name,
-                    "count": len(plan.questions),
-                    "rows": [_question_row(question) for question in plan.questions[:PREVIEW_LIMIT]],
-                    "more": max(len(plan.questions) - PREVIEW_LIMIT, 0),
-                }
-                for plan in summary.domains
-            ],
             "weights_note": WEIGHTS_NOTE,
             "confirm_url": self._admin_url("import_confirm", token),
             "upload_url": self._admin_url("import"),
+            "job": job,
+            **(preview or {}),
         }
         return TemplateResponse(request, "admin/exams/question/import_preview.html", context)
+
+    def _preview_in_background(self, request, token: str, *, pending: dict, exam: Exam, questions: int) -> HttpResponse:
+        from exams.tasks import preview_questions
+
+        preview_url = self._admin_url("import_preview", token)
+        job = job_enqueue(
+            kind=PREVIEW_JOB,
+            # One per upload: two instructors' previews of one exam never wait for each other.
+            target=f"{target_of(exam)}:{token}",
+            title=f"Check {questions:,} questions from {pending['filename'][:80]} for {exam.code}",
+            task=preview_questions,
+            total=questions,
+            payload={**{key: value for key, value in pending.items() if key != "token"}, "preview_url": preview_url},
+            user=request.user,
+        )
+        request.session[SESSION_KEY] = {**pending, "preview_job": job.pk}
+        return self._preview_page(request, token, pending=pending, exam=exam, job=job)
 
     def import_confirm_view(self, request: HttpRequest, token: str) -> HttpResponse:
         self._check_import_permission(request)

@@ -36,6 +36,7 @@ __all__ = [
     "BankFormat",
     "DomainPlan",
     "ImportSummary",
+    "MAX_IMPORT_QUESTIONS",
     "WEIGHTS_NOTE",
     "export_bank",
     "import_bank",
@@ -48,13 +49,17 @@ WEIGHTS_NOTE = (
     "weight does not). Scoring is all-or-nothing, so weights are not used for scoring."
 )
 from jobs.models import Job
-from jobs.services import JobError
+from jobs.services import JobError, JobResult
 
 # Rows per INSERT: large enough that 10,000 questions take a handful of statements, small
 # enough to stay under SQLite's limit on bound parameters.
 _BATCH_SIZE = 1000
 # A progress callback hears of the check this often (every N questions).
 _PROGRESS_EVERY = 100
+# The most questions one file may import: beyond, the preview and the import refuse the
+# file at once (the admin's form says so beside its 5 MB), so one upload cannot hold a
+# worker for minutes. Split a larger bank into several files.
+MAX_IMPORT_QUESTIONS = 20_000
 
 
 @dataclass(frozen=True)
@@ -170,14 +175,24 @@ def import_bank(
     default_domain: str | None = None,
     dry_run: bool = False,
     progress: Callable[..., None] | None = None,
+    max_questions: int | None = MAX_IMPORT_QUESTIONS,
 ) -> ImportSummary:
     """Create the parsed questions in the exam, all or nothing; the summary says what happened.
 
     progress(done, total=, stage=), when given, hears how far the check and the writing
     are, in questions: total is the question count, counted once while checking and
-    again while writing (the stage says which).
+    again while writing (the stage says which). A file of more than `max_questions` is
+    refused whole (uploads; the operator's import_questions command passes None).
     """
     report = progress or (lambda done, **_: None)
+    if max_questions is not None and len(result.questions) > max_questions:
+        return ImportSummary(
+            exam_code=exam.code, dry_run=dry_run, domains=(), skipped=result.skipped, notes=(),
+            errors=(FormatError(line=0, message=(
+                f"The file holds {len(result.questions):,} questions; one import takes at most "
+                f"{max_questions:,}. Split the bank into smaller files."
+            )),),
+        )
     report(0, total=len(result.questions), stage="Checking questions")
     with transaction.atomic():
         # Locked so that no domain disappears between the check and the insert.
@@ -202,10 +217,11 @@ def import_bank(
 
         unplaced = 0
         defaulted: Counter[str] = Counter()
+        bank_images = _bank_images(result.questions)
         for checked, question in enumerate(result.questions):
             if checked and checked % _PROGRESS_EVERY == 0:
                 report(checked)
-            problems = question_problems(question) + _image_problems(question)
+            problems = question_problems(question) + _image_problems(question, bank_images=bank_images)
             if problems:
                 errors.extend(FormatError(line=question.line, message=problem) for problem in problems)
                 continue
@@ -265,8 +281,23 @@ def import_bank(
     return summary
 
 
-def _image_problems(question: ParsedQuestion) -> list[str]:
-    """An exhibit's images must be acceptable, and one name must not mean two images."""
+def _bank_images(questions: Iterable[ParsedQuestion]) -> dict[str, str]:
+    """The digests of the bank's images that any question of the file names: one query for
+    the whole file (a query per question made a 20,000-question preview take a minute)."""
+    names = set()
+    for question in questions:
+        names.update(name for name, _ in question.images)
+        names.update(exhibit_images(question.exhibit))
+    if not names:
+        return {}
+    return dict(ExhibitImage.objects.filter(name__in=names).values_list("name", "digest"))
+
+
+def _image_problems(question: ParsedQuestion, *, bank_images: dict[str, str]) -> list[str]:
+    """An exhibit's images must be acceptable, and one name must not mean two images.
+
+    `bank_images`: name → digest of the bank's images the file names (_bank_images).
+    """
     problems = []
     carried = dict(question.images)
     for name, data in question.images:
@@ -274,13 +305,14 @@ def _image_problems(question: ParsedQuestion) -> list[str]:
             checked_image(name, data)
         except ExhibitError as error:
             problems.append(str(error))
-    clashing = ExhibitImage.objects.filter(name__in=carried).only("name", "digest")
-    for image in clashing:
-        if image.digest != hashlib.sha256(carried[image.name]).hexdigest():
-            problems.append(f"the bank already holds a different image named {image.name!r}: rename it in the file")
+    for name in sorted(carried.keys() & bank_images.keys()):
+        if bank_images[name] != hashlib.sha256(carried[name]).hexdigest():
+            problems.append(f"the bank already holds a different image named {name!r}: rename it in the file")
     missing = set(exhibit_images(question.exhibit)) - carried.keys()
-    known = set(ExhibitImage.objects.filter(name__in=missing).values_list("name", flat=True))
-    problems.extend(f"the exhibit shows the image {name!r}, which neither the file nor the bank holds" for name in sorted(missing - known))
+    problems.extend(
+        f"the exhibit shows the image {name!r}, which neither the file nor the bank holds"
+        for name in sorted(missing - bank_images.keys())
+    )
     return problems
 
 
@@ -467,17 +499,81 @@ def write_export(*, exam: Exam, fmt: str, questions: Iterable[Question] | None =
     return FORMATS[fmt].write(export_bank(exam=exam, questions=questions), exam_code=exam.code)
 
 
-def pending_summary(*, pending: dict, dry_run: bool, progress=None) -> tuple[Exam | None, ImportSummary | None]:
-    """Parse a pending upload again and import it (or only check it, for the preview)."""
-    exam = Exam.objects.filter(pk=pending["exam"]).first()
-    if exam is None:
-        return None, None
-    result = parse_upload(
+def pending_parse(*, pending: dict, exam: Exam) -> ParseResult:
+    """A pending upload's questions, parsed again from the text the session (or a job) keeps."""
+    return parse_upload(
         data=pending["text"].encode("utf-8"), fmt=pending["format"], skip_unsupported=pending["skip_unsupported"],
         exam_code=exam.code,
     )
+
+
+def pending_summary(
+    *, pending: dict, dry_run: bool, progress=None, result: ParseResult | None = None
+) -> tuple[Exam | None, ImportSummary | None]:
+    """Parse a pending upload again (unless `result` is that parse) and import it (or only check it, for the preview)."""
+    exam = Exam.objects.filter(pk=pending["exam"]).first()
+    if exam is None:
+        return None, None
+    if result is None:
+        result = pending_parse(pending=pending, exam=exam)
     return exam, import_bank(
         exam=exam, result=result, default_domain=pending["default_domain"], dry_run=dry_run, progress=progress
+    )
+
+
+# A preview lists this many questions per domain; the counts always cover them all.
+PREVIEW_LIMIT = 200
+
+
+def preview_row(question: ParsedQuestion) -> dict:
+    """One question as the preview lists it (plain values: a background preview keeps them in its job)."""
+    keys = [choice_label(index) for index, choice in enumerate(question.choices) if choice.is_correct]
+    kind = "Single answer" if question.kind == "single" else f"Multiple answers (choose {question.choose})"
+    return {
+        "line": question.line,
+        "title": question.title,
+        "stem": question.stem,
+        "kind": kind,
+        "choices": len(question.choices),
+        "choice_texts": [
+            {"letter": choice_label(index), "text": choice.text, "is_correct": choice.is_correct}
+            for index, choice in enumerate(question.choices)
+        ],
+        "keys": ", ".join(keys),
+        "errata": len(question.errata),
+    }
+
+
+def preview_of(summary: ImportSummary) -> dict:
+    """What the preview page shows of a checked upload, as plain values (JSON for a job's payload)."""
+    return {
+        "summary": {
+            "ok": summary.ok,
+            "question_count": summary.question_count,
+            "errors": [{"line": error.line, "message": error.message} for error in summary.errors],
+            "notes": list(summary.notes),
+            "skipped": [{"line": skipped.line, "kind": skipped.kind} for skipped in summary.skipped],
+        },
+        "domains": [
+            {
+                "name": plan.name,
+                "count": len(plan.questions),
+                "rows": [preview_row(question) for question in plan.questions[:PREVIEW_LIMIT]],
+                "more": max(len(plan.questions) - PREVIEW_LIMIT, 0),
+            }
+            for plan in summary.domains
+        ],
+    }
+
+
+def preview_pending_upload(*, job: Job, progress) -> JobResult:
+    """The import_preview job's work (jobs.services.job_run): check the upload kept in job.payload, write nothing."""
+    exam, summary = pending_summary(pending=job.payload, dry_run=True, progress=progress)
+    if exam is None:
+        raise JobError("The exam of that upload no longer exists.")
+    return JobResult(
+        message=summary.headline,
+        result={"preview": preview_of(summary), "preview_url": job.payload.get("preview_url", ""), "exam": exam.pk},
     )
 
 

@@ -1,5 +1,6 @@
 """What a learner may reach and see: the one ownership check for learner objects (404 for
 anyone else), the login check for them, and the key rule's one source (running mocks)."""
+from dataclasses import dataclass, field
 from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
@@ -80,3 +81,54 @@ def running_mock_question_ids(user) -> QuerySet:
 def in_running_mock(user, question_id: int) -> bool:
     """Whether the key rule hides this one question from this learner now."""
     return running_mock_question_ids(user).filter(question_id=question_id).exists()
+
+
+HELD_TEXT = "held until your mock ends"
+
+
+@dataclass(frozen=True)
+class Held:
+    """The key rule for totals: what a learner's running mock holds back from every total.
+
+    A score, a domain's right count, a mastery figure or a score change that counts a
+    question the running mock holds would let the learner work its verdict out (23/25
+    with 22 shown right and one held), so every page and download that shows such a total
+    asks here and shows HELD_TEXT instead. Empty (and false) when no mock runs.
+    """
+
+    question_ids: frozenset[int] = frozenset()
+    # Finished attempts that hold one of those questions, and (attempt, domain) pairs.
+    attempt_ids: frozenset[int] = frozenset()
+    attempt_domains: frozenset[tuple[int, int]] = field(default_factory=frozenset)
+
+    def __bool__(self) -> bool:
+        return bool(self.question_ids)
+
+    def attempt(self, attempt_id: int | None) -> bool:
+        """Whether this attempt's score counts a held question."""
+        return attempt_id in self.attempt_ids
+
+    def domain(self, attempt_id: int | None, domain_id: int) -> bool:
+        """Whether this attempt's right count in this domain counts a held question."""
+        return (attempt_id, domain_id) in self.attempt_domains
+
+
+def held_back(user) -> Held:
+    """What the learner's running mock holds back from totals now (one query).
+
+    Reads the responses of held questions in the running mock itself (which names the
+    questions) and in the learner's finished attempts (which names the totals they reach).
+    """
+    rows = (
+        Response.objects.filter(attempt__user_id=user.pk, question_id__in=running_mock_question_ids(user))
+        .filter(attempt__status__in=(AttemptStatus.IN_PROGRESS, *Attempt.FINISHED_STATUSES))
+        .order_by()
+        .values_list("attempt_id", "domain_id", "question_id", "attempt__status")
+    )
+    questions, attempts, domains = set(), set(), set()
+    for attempt_id, domain_id, question_id, status in rows:
+        questions.add(question_id)
+        if status != AttemptStatus.IN_PROGRESS:
+            attempts.add(attempt_id)
+            domains.add((attempt_id, domain_id))
+    return Held(frozenset(questions), frozenset(attempts), frozenset(domains))

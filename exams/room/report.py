@@ -61,6 +61,10 @@ def answered(*, attempt: Attempt, user, shown: str, domain) -> tuple[list, dict]
     return list(responses.annotate(held=Exists(held.filter(question_id=OuterRef("question_id"))))), errata
 
 
-def wrong_count(attempt: Attempt) -> int:
-    """How many active questions this attempt got wrong or left unanswered ("practise these")."""
-    return attempt.responses.exclude(is_correct=True).filter(question__is_active=True).count()
+def wrong_count(attempt: Attempt, *, held: frozenset[int] = frozenset()) -> int:
+    """How many active questions this attempt got wrong or left unanswered ("practise these").
+
+    A held question counts here whatever its grade, as the "wrong" filter lists it, so the
+    number does not tell its verdict.
+    """
+    return attempt.responses.exclude(Q(is_correct=True) & ~Q(question_id__in=held)).filter(question__is_active=True).count()

@@ -9,6 +9,7 @@ from django.db.models.functions import Now
 
 from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewCard
 from exams.room import draw
+from exams.room.access import running_mock_question_ids
 from exams.study import readiness
 
 # Mastery looks at this many of the learner's latest answered responses per domain.
@@ -25,28 +26,39 @@ class DomainStanding:
     right: int
     answered: int
     order: int = 0
+    # Counted answers to questions the learner's running mock holds: the figure is then held.
+    held: int = 0
 
     @property
     def mastery(self) -> float | None:
         return readiness.mastery(right=self.right, answered=self.answered)
 
 
-def domain_standings(*, user, exam: Exam) -> list[DomainStanding]:
+def _held_flag(held: frozenset[int]) -> tuple[str, list]:
+    """SQL (over the alias r) that is 1 for an answer to a held question, and its params."""
+    if not held:
+        return "0", []
+    return f"CASE WHEN r.question_id IN ({', '.join(['%s'] * len(held))}) THEN 1 ELSE 0 END", sorted(held)
+
+
+def domain_standings(*, user, exam: Exam, held: frozenset[int] = frozenset()) -> list[DomainStanding]:
     """Per domain: right out of the last 50 counted responses in finished attempts (all modes).
 
     One query however long the history (see `_standings_sql`). Counted: every slot of a
     mock, an unanswered one as wrong (as the mock's score counts it); outside mocks a slot
     once graded, i.e. answered (checked, or graded when the session was submitted). Void
-    slots never count.
+    slots never count. `held`: the running mock's questions (exams.room.access.held_back);
+    a standing counting an answer to one says how many (`held`), so the page holds it back.
     """
-    sql, params = _standings_sql(user=user, exam=exam)
+    sql, params = _standings_sql(user=user, exam=exam, held=held)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        counts = {domain_id: (int(right), int(answered)) for domain_id, right, answered in cursor.fetchall()}
+        counts = {domain_id: (int(right), int(answered), int(held)) for domain_id, right, answered, held in cursor.fetchall()}
     return [
         DomainStanding(
             domain_id=domain.pk, name=domain.name, weight=domain.weight, order=domain.order,
-            right=counts.get(domain.pk, (0, 0))[0], answered=counts.get(domain.pk, (0, 0))[1],
+            right=counts.get(domain.pk, (0, 0, 0))[0], answered=counts.get(domain.pk, (0, 0, 0))[1],
+            held=counts.get(domain.pk, (0, 0, 0))[2],
         )
         for domain in exam.domains.all()
     ]
@@ -80,7 +92,7 @@ def _plus_margin(value: str) -> str:
     return f"strftime('%%Y-%%m-%%d %%H:%%M:%%f', {value}, '+{margin + 1} seconds')"
 
 
-def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
+def _standings_sql(*, user, exam: Exam, held: frozenset[int] = frozenset()) -> tuple[str, list]:
     """The mastery counts in one statement whose cost follows recent history, not all of it.
 
     A window function numbers each domain's answers newest first (portable to SQLite
@@ -95,6 +107,7 @@ def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
     """
     response, attempt, domain = Response._meta.db_table, Attempt._meta.db_table, Domain._meta.db_table
     plus_margin = _plus_margin
+    held_flag, held_params = _held_flag(held)
     ctes = [f"""
         recent AS (
             SELECT id, mode, finished_at, ROW_NUMBER() OVER (ORDER BY finished_at DESC, id DESC) AS k
@@ -108,9 +121,10 @@ def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
         ctes.append(f"""
         tier{tier} AS (
             SELECT domain_id, SUM(CASE WHEN is_correct THEN 1 ELSE 0 END) AS right_count,
-                   COUNT(*) AS answered, MIN(answered_at) AS oldest
+                   COUNT(*) AS answered, MIN(answered_at) AS oldest, SUM(held) AS held_count
             FROM (
                 SELECT r.domain_id AS domain_id, r.is_correct AS is_correct, {MASTERY_STAMP} AS answered_at,
+                       {held_flag} AS held,
                        ROW_NUMBER() OVER (PARTITION BY r.domain_id ORDER BY {MASTERY_STAMP} DESC, r.id DESC) AS n
                 FROM {response} r
                 JOIN recent a ON a.id = r.attempt_id
@@ -119,9 +133,9 @@ def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
             WHERE n <= %s
             GROUP BY domain_id
         )""")
-        params.append(MASTERY_WINDOW)
+        params += [*held_params, MASTERY_WINDOW]
         if size is None:
-            selects.append(f"SELECT domain_id, right_count, answered FROM tier{tier} WHERE {skipped}")
+            selects.append(f"SELECT domain_id, right_count, answered, held_count FROM tier{tier} WHERE {skipped}")
             break
         ctes.append(f"""
         enough{tier} AS (
@@ -135,7 +149,7 @@ def _standings_sql(*, user, exam: Exam) -> tuple[str, list]:
         )""")
         params += [exam.pk, MASTERY_WINDOW]
         selects.append(
-            f"SELECT domain_id, right_count, answered FROM tier{tier} WHERE {skipped} AND (SELECT ok FROM enough{tier})"
+            f"SELECT domain_id, right_count, answered, held_count FROM tier{tier} WHERE {skipped} AND (SELECT ok FROM enough{tier})"
         )
         skipped += f" AND NOT (SELECT ok FROM enough{tier})"
     return "WITH " + ",".join(ctes) + "\n" + "\nUNION ALL\n".join(selects), params
@@ -149,6 +163,7 @@ class MasteryPoint:
     finished_at: datetime
     right: int
     answered: int
+    held: int = 0  # answers to questions the running mock holds: the point is held back
 
     @property
     def mastery(self) -> float | None:
@@ -162,7 +177,7 @@ class DomainHistory:
     points: list[MasteryPoint]
 
 
-def mastery_history(*, user, exam: Exam, mocks: list[Attempt]) -> list[DomainHistory]:
+def mastery_history(*, user, exam: Exam, mocks: list[Attempt], held: frozenset[int] = frozenset()) -> list[DomainHistory]:
     """Per domain, mastery as it stood after each of `mocks` (the trend's, oldest first).
 
     The standings' rule (MASTERY_COUNTED, MASTERY_STAMP, the last 50 per domain) over the
@@ -170,22 +185,25 @@ def mastery_history(*, user, exam: Exam, mocks: list[Attempt]) -> list[DomainHis
     correction moves past points too. One query for all the mocks (see `_history_sql`).
     """
     domains = list(exam.domains.all())
-    counts: dict[tuple[int, int], tuple[int, int]] = {}
+    counts: dict[tuple[int, int], tuple[int, int, int]] = {}
     if mocks:
-        sql, params = _history_sql(user=user, exam=exam, mock_ids=[mock.pk for mock in mocks])
+        sql, params = _history_sql(user=user, exam=exam, mock_ids=[mock.pk for mock in mocks], held=held)
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            counts = {(mock_id, domain_id): (int(right), int(n)) for mock_id, domain_id, right, n in cursor.fetchall()}
+            counts = {
+                (mock_id, domain_id): (int(right), int(n), int(held_count))
+                for mock_id, domain_id, right, n, held_count in cursor.fetchall()
+            }
     return [
         DomainHistory(
             domain_id=domain.pk, name=domain.name,
-            points=[MasteryPoint(mock.pk, mock.finished_at, *counts.get((mock.pk, domain.pk), (0, 0))) for mock in mocks],
+            points=[MasteryPoint(mock.pk, mock.finished_at, *counts.get((mock.pk, domain.pk), (0, 0, 0))) for mock in mocks],
         )
         for domain in domains
     ]
 
 
-def _history_sql(*, user, exam: Exam, mock_ids: list[int]) -> tuple[str, list]:
+def _history_sql(*, user, exam: Exam, mock_ids: list[int], held: frozenset[int] = frozenset()) -> tuple[str, list]:
     """Each mock's mastery counts in one statement, tiered as `_standings_sql` is.
 
     Attempts are ranked newest first (k); a mock's eligible attempts are those ranked at
@@ -197,6 +215,7 @@ def _history_sql(*, user, exam: Exam, mock_ids: list[int]) -> tuple[str, list]:
     """
     response, attempt, domain = Response._meta.db_table, Attempt._meta.db_table, Domain._meta.db_table
     marks = ", ".join(["%s"] * len(mock_ids))
+    held_flag, held_params = _held_flag(held)
     ctes = [f"""
         recent AS (
             SELECT id, mode, finished_at, ROW_NUMBER() OVER (ORDER BY finished_at DESC, id DESC) AS k
@@ -211,9 +230,10 @@ def _history_sql(*, user, exam: Exam, mock_ids: list[int]) -> tuple[str, list]:
         ctes.append(f"""
         tier{tier} AS (
             SELECT mock_id, domain_id, SUM(CASE WHEN is_correct THEN 1 ELSE 0 END) AS right_count,
-                   COUNT(*) AS answered, MIN(stamp) AS oldest
+                   COUNT(*) AS answered, MIN(stamp) AS oldest, SUM(held) AS held_count
             FROM (
                 SELECT m.id AS mock_id, r.domain_id AS domain_id, r.is_correct AS is_correct, {MASTERY_STAMP} AS stamp,
+                       {held_flag} AS held,
                        ROW_NUMBER() OVER (PARTITION BY m.id, r.domain_id ORDER BY {MASTERY_STAMP} DESC, r.id DESC) AS n
                 FROM mocks m
                 JOIN recent a ON {in_window}
@@ -223,9 +243,9 @@ def _history_sql(*, user, exam: Exam, mock_ids: list[int]) -> tuple[str, list]:
             WHERE n <= %s
             GROUP BY mock_id, domain_id
         )""")
-        params.append(MASTERY_WINDOW)
+        params += [*held_params, MASTERY_WINDOW]
         if size is None:
-            selects.append(f"SELECT mock_id, domain_id, right_count, answered FROM tier{tier} WHERE {skipped}")
+            selects.append(f"SELECT mock_id, domain_id, right_count, answered, held_count FROM tier{tier} WHERE {skipped}")
             break
         beyond = f"(SELECT o.finished_at FROM recent o WHERE o.k = m.k + {size})"
         ctes.append(f"""
@@ -241,7 +261,7 @@ def _history_sql(*, user, exam: Exam, mock_ids: list[int]) -> tuple[str, list]:
         )""")
         params += [exam.pk, MASTERY_WINDOW]
         selects.append(
-            f"SELECT mock_id, domain_id, right_count, answered FROM tier{tier} WHERE {skipped} AND (SELECT ok FROM enough{tier})"
+            f"SELECT mock_id, domain_id, right_count, answered, held_count FROM tier{tier} WHERE {skipped} AND (SELECT ok FROM enough{tier})"
         )
         skipped += f" AND NOT (SELECT ok FROM enough{tier})"
     return "WITH " + ",".join(ctes) + "\n" + "\nUNION ALL\n".join(selects), params
@@ -296,7 +316,12 @@ def standings_of_learners(*, learners: QuerySet, exam: Exam) -> dict[int, dict[i
 def weakest_domain(standings: list[DomainStanding], ability: dict[int, float] | None = None) -> DomainStanding | None:
     """The domain to drill next: the lowest per-domain ability (exams.study.ability: the expected
     share right on the domain's reference questions, so practising one's mistakes does not make
-    a domain look weaker), else the lowest mastery among those with answers, else the heaviest unseen."""
+    a domain look weaker), else the lowest mastery among those with answers, else the heaviest unseen.
+
+    A held standing (one counting an answer the running mock holds) takes no part: which
+    domain is weakest would tell its mastery.
+    """
+    standings = [s for s in standings if not s.held]
     answered = [s for s in standings if s.answered]
     if answered and ability:
         return min(answered, key=lambda s: (ability.get(s.domain_id, 100.0), -s.weight, s.domain_id))
@@ -328,8 +353,14 @@ class ReviewOutlook:
 
 
 def review_outlook(*, user, exam: Exam) -> ReviewOutlook:
-    """Cards due now, and when the next one falls due: one query."""
-    cards = ReviewCard.objects.filter(user=user, question__exam=exam, question__is_active=True)
+    """Cards due now, and when the next one falls due: one query.
+
+    A running mock's questions are left out, as the review draw leaves them out: when a
+    card falls due follows whether it was answered right (the key rule).
+    """
+    cards = ReviewCard.objects.filter(user=user, question__exam=exam, question__is_active=True).exclude(
+        question_id__in=running_mock_question_ids(user)
+    )
     counts = cards.aggregate(due_now=Count("pk", filter=Q(due__lte=Now())), due_later=Min("due", filter=Q(due__gt=Now())))
     return ReviewOutlook(due=counts["due_now"], next_due=counts["due_later"])
 
@@ -350,8 +381,12 @@ def _dated_indexes(count: int, *, most: int) -> set[int]:
     return dated
 
 
-def trend_chart(trend: list[Attempt], passing_score: int) -> dict | None:
-    """Geometry of the mock score line chart (server-rendered SVG, presentation attributes only)."""
+def trend_chart(trend: list[Attempt], passing_score: int, *, held: frozenset[int] = frozenset()) -> dict | None:
+    """Geometry of the mock score line chart (server-rendered SVG, presentation attributes only).
+
+    A mock in `held` (attempt ids whose score counts a question the running mock holds)
+    keeps its place and date but no height: it is named held, and the line skips it.
+    """
     if not trend:
         return None
     left, top, width, height = 56, 10, 500, 180
@@ -360,11 +395,13 @@ def trend_chart(trend: list[Attempt], passing_score: int) -> dict | None:
     points = []
     for index, attempt in enumerate(trend):
         x = left + (index * step if len(trend) > 1 else width / 2)
-        y = top + height - float(attempt.score) / 100 * height
-        points.append({"x": round(x, 1), "y": round(y, 1), "attempt": attempt, "dated": index in dated})
+        is_held = attempt.pk in held
+        y = None if is_held else round(top + height - float(attempt.score) / 100 * height, 1)
+        points.append({"x": round(x, 1), "y": y, "attempt": attempt, "dated": index in dated, "held": is_held})
     return {
         "points": points,
-        "polyline": " ".join(f"{p['x']},{p['y']}" for p in points),
+        "polyline": " ".join(f"{p['x']},{p['y']}" for p in points if p["y"] is not None),
+        "drawn": sum(p["y"] is not None for p in points),
         "pass_y": round(top + height - passing_score / 100 * height, 1),
         "left": left, "right": left + width, "top": top, "bottom": top + height,
         "width": left + width + 40, "height": top + height + 34, "date_y": top + height + 24,
@@ -390,10 +427,11 @@ def mastery_charts(histories: list[DomainHistory], passing_score: int) -> list[d
         points, runs, run = [], [], []
         for index, point in enumerate(history.points):
             x = round(left + (index * step if count > 1 else width / 2), 1)
-            mastery = point.mastery
+            # A point counting a held answer is drawn as a gap and named held.
+            mastery = None if point.held else point.mastery
             y = None if mastery is None else round(top + height - mastery / 100 * height, 1)
             passing = mastery is not None and mastery >= passing_score
-            points.append({"x": x, "y": y, "point": point, "dated": index in dated, "passing": passing})
+            points.append({"x": x, "y": y, "point": point, "dated": index in dated, "passing": passing, "held": bool(point.held)})
             if y is not None:
                 run.append(f"{x},{y}")
             elif run:
@@ -401,9 +439,11 @@ def mastery_charts(histories: list[DomainHistory], passing_score: int) -> list[d
                 run = []
         if run:
             runs.append(run)
-        latest = next((p.mastery for p in reversed(history.points) if p.mastery is not None), None)
+        last = next((p for p in reversed(history.points) if p.mastery is not None), None)
         charts.append({
-            "domain_id": history.domain_id, "name": history.name, "latest": latest,
+            "domain_id": history.domain_id, "name": history.name,
+            "latest": last.mastery if last is not None and not last.held else None,
+            "latest_held": last is not None and bool(last.held),
             "points": points, "lines": [" ".join(r) for r in runs if len(r) > 1],
             "pass_y": round(top + height - passing_score / 100 * height, 1),
             "left": left, "right": left + width, "top": top, "bottom": top + height,

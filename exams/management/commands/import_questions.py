@@ -49,7 +49,8 @@ class Command(BaseCommand):
             raise CommandError(f"Cannot read {path}: {error.strerror}") from None
         target = exam_by_code(exam)
         result = parse_upload(data=data, fmt=fmt, skip_unsupported=skip_unsupported, exam_code=target.code)
-        summary = import_bank(exam=target, result=result, default_domain=domain, dry_run=dry_run)
+        # The operator's own import: no upload cap (MAX_IMPORT_QUESTIONS bounds the admin's).
+        summary = import_bank(exam=target, result=result, default_domain=domain, dry_run=dry_run, max_questions=None)
         if not summary.ok:
             raise CommandError(f"{path}:\n{summary}")
         self.stdout.write(str(summary))

@@ -1,11 +1,12 @@
 """The catalogue and each exam's start page."""
-from django.db.models import Count, Max, OuterRef, Prefetch, Q, Subquery
+from django.db.models import Count, Exists, Max, OuterRef, Prefetch, Q, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from accounts.models import Profile
-from exams.models import Attempt, AttemptMode, Domain, Exam
+from exams.models import Attempt, AttemptMode, Domain, Exam, Response
 from exams.room import services
+from exams.room.access import running_mock_question_ids
 
 
 def _published_exams(user):
@@ -23,11 +24,16 @@ def _published_exams(user):
     )
     if user.is_authenticated:
         mocks = Attempt.objects.finished().filter(user=user, mode=AttemptMode.MOCK, exam=OuterRef("pk"))
+        # The key rule for totals: a score counting a question the running mock holds is held.
+        holds = Exists(Response.objects.filter(attempt_id=OuterRef("pk"), question_id__in=running_mock_question_ids(user)))
+        latest = mocks.order_by("-finished_at", "-id")
         exams = exams.annotate(
-            last_score=Subquery(mocks.order_by("-finished_at", "-id").values("score")[:1]),
+            last_score=Subquery(latest.values("score")[:1]),
+            last_held=Subquery(latest.annotate(held=holds).values("held")[:1]),
             best_score=Subquery(
                 mocks.order_by().values("exam").annotate(best=Max("score")).values("best")[:1]
             ),
+            best_held=Exists(mocks.filter(holds)),
         )
     return exams
 

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from exams.models import Attempt, AttemptMode, ExamStatistic
 from exams.room import grading, navigation, reading, report, services
-from exams.room.access import owned_attempt
+from exams.room.access import HELD_TEXT, Held, held_back, owned_attempt
 from exams.room.views.answered import result_item
 from exams.room.views.deadline import time_up
 
@@ -95,8 +95,11 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
     domains = list(domains)
     chosen_domain = next((d for d in domains if str(d.pk) == request.GET.get("domain")), None)
     previous = report.previous_attempt(attempt)
+    # The key rule for totals: a score or domain count that includes a question the running
+    # mock holds is shown as held, and so is a change measured from one.
+    held = held_back(request.user)
     table = [
-        dict(row, percent=_domain_percent(row["right"], row["total"]), change=_change(row))
+        _held_row(row, held=held, attempt=attempt, previous=previous)
         for row in report.domain_table(attempt=attempt, previous=previous, domains=domains)
     ]
     responses, errata = report.answered(attempt=attempt, user=request.user, shown=shown, domain=chosen_domain)
@@ -116,16 +119,31 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
             "filters": FILTERS,
             "domains": domains,
             "chosen_domain": chosen_domain,
-            "wrong_count": report.wrong_count(attempt),
+            "wrong_count": report.wrong_count(attempt, held=held.question_ids),
             "practice_in_progress": Attempt.objects.in_progress().filter(
                 user=request.user, exam=attempt.exam, mode=AttemptMode.PRACTICE
             ).first(),
             "held_count": sum(response.held for response in responses),
-            "score_changes": attempt.regrade_changes.select_related("event__erratum__question").order_by("event__created_at"),
+            "score_held": held.attempt(attempt.pk),
+            "held_text": HELD_TEXT,
+            # A correction's notice waits while the mock holds this attempt's score or its question.
+            "score_changes": [] if held.attempt(attempt.pk) else attempt.regrade_changes.exclude(
+                event__erratum__question_id__in=held.question_ids
+            ).select_related("event__erratum__question").order_by("event__created_at"),
             "calibrated": attempt.mode == AttemptMode.MOCK and attempt.equated_score is None and ExamStatistic.objects.filter(
                 exam=attempt.exam, first_mock_only=False, calibrated=True).exists(),
         },
     )
+
+
+def _held_row(row: dict, *, held: Held, attempt: Attempt, previous: Attempt | None) -> dict:
+    """A domain row with its percent and change, or marked held (no count, no change)."""
+    domain_id = row["domain"].pk
+    if held.domain(attempt.pk, domain_id):
+        return dict(row, right=None, passing=None, percent=None, change=None, held=True, before=None)
+    if previous is not None and held.domain(previous.pk, domain_id):
+        row = dict(row, before=None)
+    return dict(row, percent=_domain_percent(row["right"], row["total"]), change=_change(row), held=False)
 
 
 def _change(row: dict) -> Decimal | None:
@@ -184,7 +202,8 @@ def _chart(table: list[dict], passing_score: int) -> dict:
     """The per-domain bars: each bar's length in percent of its track."""
     return {
         "rows": [
-            {"label": row["domain"].name, "percent": row["percent"], "passed": row["passing"], "length": float(row["percent"] or 0)}
+            {"label": row["domain"].name, "percent": row["percent"], "passed": row["passing"], "held": row["held"],
+             "length": float(row["percent"] or 0)}
             for row in table
         ],
         "passing_score": passing_score,

@@ -14,7 +14,7 @@ from exams import csvcells
 from exams.letters import choice_label
 from exams.models import Attempt, Bookmark, Exam, RegradeChange, Response
 from exams.room import services
-from exams.room.access import running_mock_question_ids
+from exams.room.access import HELD_TEXT, held_back, running_mock_question_ids
 from exams.study import ability, progress
 from exams.study.views import practice
 
@@ -39,37 +39,51 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     running = list(Attempt.objects.in_progress().with_clock().filter(user=request.user).select_related("exam", "domain"))
     context = {"exam": exam, "running": running}
     if exam is not None:
-        standings = progress.domain_standings(user=request.user, exam=exam)
+        # The key rule for totals: every figure below that counts a question the running
+        # mock holds is shown as held (exams.room.access.held_back).
+        held = held_back(request.user)
+        standings = progress.domain_standings(user=request.user, exam=exam, held=held.question_ids)
         history = (
             Attempt.objects.finished().filter(user=request.user, exam=exam)
             .select_related("domain").order_by("-finished_at", "-pk")
         )
         page = Paginator(history, HISTORY_PAGE_SIZE).get_page(request.GET.get("page"))
+        for attempt in page.object_list:
+            attempt.held = held.attempt(attempt.pk)
         trend = progress.mock_trend(user=request.user, exam=exam)
         answered = sum(s.answered for s in standings)
+        # The window may count an answer the running mock holds: then the figures wait (the key rule).
+        estimate_held = answered >= progress.readiness.MIN_ANSWERED and any(s.held for s in standings)
         learner = ability.learner_estimate(user=request.user, exam=exam, standings=standings)
         context |= {
             "standings": standings,
             "answered_total": answered,
             "minimum_answers": progress.readiness.MIN_ANSWERED,
-            "estimate": learner.readiness,
+            "estimate": None if estimate_held else learner.readiness,
+            "estimate_held": estimate_held,
+            "held_text": HELD_TEXT,
             "calibrated": learner.calibrated,
-            "standing_rows": [(s, learner.domain_ability.get(s.domain_id)) for s in standings],
+            # A held domain's level would tell its mastery: held, as the table's row is.
+            "standing_rows": [(s, None if s.held else learner.domain_ability.get(s.domain_id)) for s in standings],
             "rough_below": progress.readiness.ROUGH_BELOW,
             "weakest": progress.weakest_domain(standings, learner.domain_ability),
             "reviews": progress.review_outlook(user=request.user, exam=exam),
             "profile": Profile.objects.for_user(request.user),
             "trend": trend,
-            "chart": progress.trend_chart(trend, exam.passing_score),
+            "chart": progress.trend_chart(trend, exam.passing_score, held=held.attempt_ids),
             "mastery_charts": progress.mastery_charts(
-                progress.mastery_history(user=request.user, exam=exam, mocks=trend), exam.passing_score
+                progress.mastery_history(user=request.user, exam=exam, mocks=trend, held=held.question_ids),
+                exam.passing_score,
             ),
             "page": page,
             "domains": exam.domains.all(),
-            # Driven by the learner's attempt ids so the (attempt, event) index is used.
+            # Driven by the learner's attempt ids so the (attempt, event) index is used. A
+            # correction to a held score, or about a held question, waits for the mock's end.
             "score_changes": RegradeChange.objects.filter(
                 attempt__in=Attempt.objects.finished().filter(user=request.user, exam=exam).values("pk")
             )
+            .exclude(attempt_id__in=held.attempt_ids)
+            .exclude(event__erratum__question_id__in=held.question_ids)
             .select_related("attempt", "event__erratum__question")
             .order_by("-event__created_at", "-pk")[:10],
             "other_exams": Exam.objects.filter(is_published=True).exclude(pk=exam.pk),
@@ -103,9 +117,12 @@ def _export_rows(user):
     """Every response of the learner's finished attempts, attempt by attempt (three queries).
 
     The key rule: a question also in the learner's running mock is exported without whether
-    it was answered right (`correct` is empty), as its results page shows no verdict.
+    it was answered right (`correct` is empty), as its results page shows no verdict, and an
+    attempt holding one without its score and pass (`held` true), as its results page holds
+    them back.
     """
-    held = set(running_mock_question_ids(user))
+    held_now = held_back(user)
+    held = held_now.question_ids
     responses = (
         Response.objects.filter(attempt__user=user, attempt__status__in=Attempt.FINISHED_STATUSES)
         .select_related("attempt__exam", "question", "domain")
@@ -116,19 +133,28 @@ def _export_rows(user):
         letters = {choice_id: choice_label(index) for index, choice_id in enumerate(response.choice_order)}
         if response.question_id in held:
             response.is_correct = None
+        response.attempt.held = held_now.attempt(response.attempt_id)
         yield response, "".join(sorted(letters.get(pick.choice_id, "?") for pick in response.picks.all()))
 
 
-ATTEMPT_FIELDS = ["attempt_id", "exam", "mode", "status", "started_at", "finished_at", "score", "published_score", "passed"]
+ATTEMPT_FIELDS = [
+    "attempt_id", "exam", "mode", "status", "started_at", "finished_at", "score", "published_score", "passed",
+    "equated_score", "held",
+]
 RESPONSE_FIELDS = [
     "position", "question_id", "question_title", "domain", "selected", "correct", "flagged", "answered_at", "bookmarked", "note",
 ]
 
 
 def _attempt_values(attempt: Attempt) -> list:
+    if attempt.held:  # its score counts a question the running mock holds
+        return [
+            attempt.pk, attempt.exam.code, attempt.mode, attempt.status, attempt.started_at.isoformat(),
+            attempt.finished_at.isoformat(), None, None, None, None, True,
+        ]
     return [
         attempt.pk, attempt.exam.code, attempt.mode, attempt.status, attempt.started_at.isoformat(),
-        attempt.finished_at.isoformat(), attempt.score, attempt.published_score, attempt.passed,
+        attempt.finished_at.isoformat(), attempt.score, attempt.published_score, attempt.passed, attempt.equated_score, False,
     ]
 
 

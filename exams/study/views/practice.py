@@ -27,19 +27,23 @@ def builder_context(request: HttpRequest, *, exam: Exam, form: PracticeBuilderFo
     """What the builder shows, here or on the dashboard: the form, how many match, what is running."""
     if not form.is_bound:
         form = PracticeBuilderForm(_initial_data(form), domains=form.domain_list, topics=form.topic_list)
-    matched = None
-    if form.is_valid():
-        matched = practice_count(user=request.user, exam=exam, plan=form.plan())
     running = list(
         Attempt.objects.in_progress().filter(user=request.user, exam=exam, mode__in=[AttemptMode.MOCK, AttemptMode.PRACTICE])
     )
+    running_mock = next((a for a in running if a.mode == AttemptMode.MOCK), None)
+    matched = None
+    # The key rule: while a mock runs the count is refused as the start is, since a count
+    # leaving its questions out would differ by one for each topic it holds.
+    if form.is_valid() and running_mock is None:
+        matched = practice_count(user=request.user, exam=exam, plan=form.plan())
     factor = Profile.objects.for_user(request.user).accommodation_factor
     return {
         "exam": exam,
         "builder": form,
         "matched": matched,
+        "count_held": running_mock is not None,
         "asked": form.cleaned_data.get("count") if form.is_valid() else None,
-        "running_mock": next((a for a in running if a.mode == AttemptMode.MOCK), None),
+        "running_mock": running_mock,
         "running_practice": next((a for a in running if a.mode == AttemptMode.PRACTICE), None),
         "factor": factor if factor != 1 else None,
     }

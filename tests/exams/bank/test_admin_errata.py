@@ -335,3 +335,18 @@ def test_triage_takes_the_same_queries_for_2_and_8_reports(instructor_client):
             assert instructor_client.get(url).status_code == 200
         counts.append(len(queries))
     assert counts[0] == counts[1], counts
+
+
+def test_the_erratum_queue_searches_reports_without_a_500(admin_client, learner):
+    """Found by the fuzzer while checking this issue: ?q= on the erratum queue joined the many
+    reports, which made the admin add DISTINCT beside the queue's expression ordering (500)."""
+    disputed = Erratum.objects.create(question=QuestionFactory(title="Alpha question"), note="first")
+    Dispute.objects.create(erratum=disputed, learner=learner, reason="the key is B, see the docs")
+    Dispute.objects.create(erratum=disputed, learner=UserFactory(), reason="key B again")
+    Erratum.objects.create(question=QuestionFactory(title="Beta question"), note="second")
+    url = reverse("admin:exams_erratum_changelist")
+    for term, titles in (("0", []), ("key", ["Alpha question"]), ("second", ["Beta question"]), ("question", ["Alpha question", "Beta question"])):
+        page = admin_client.get(url, {"q": term})
+        assert page.status_code == 200, term
+        shown = sorted(erratum.question.title for erratum in page.context["cl"].result_list)
+        assert shown == titles, term
