@@ -22,6 +22,7 @@ from config.routers import statistics_reads
 from exams.bank.admin_imports import QuestionImportExportMixin
 from exams.bank.errata import regrade
 from exams.bank.formats import exhibit_images
+from exams.bank.status import question_lacks, questions_mark_ready, with_choices
 from exams.bounds import MAX_CHOICES, MIN_CHOICES, TEXT_LIMITS
 from exams.letters import choice_label
 from exams.markdown import render_markdown
@@ -41,6 +42,7 @@ from exams.models import (
     MiskeyFlag,
     Question,
     QuestionKind,
+    QuestionStatus,
 )
 from exams.statistics.formulas import (
     MIN_N_FOR_DISTRACTOR_VERDICT,
@@ -375,6 +377,8 @@ class QuestionChangeList(ChangeList):
 
 
 SEARCH_WORDS = 10
+# "Drafts to review" shows this many drafts (it says so when there are more).
+DRAFTS_SHOWN = 200
 # Below this many finished mocks an item statistic is noise: the list says "too few
 # attempts (n = 5)" in the n column and shows no figures (the mis-key rule's threshold too).
 STATISTICS_MIN_N = MIN_N_FOR_ITEM_FIGURES
@@ -423,10 +427,11 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
         "statistics_n", "facility", "discrimination", "point_biserial", "miskeyed",
     )
     list_filter = (
-        "exam", "domain", ("topic", TopicFilter), "kind", "difficulty", ReviewDueFilter, "is_active",
+        "exam", "domain", ("topic", TopicFilter), "status", "kind", "difficulty", ReviewDueFilter, "is_active",
         OpenErratumFilter, LikelyMiskeyedFilter,
     )
-    actions = [*QuestionImportExportMixin.actions, "mark_reviewed_today"]
+    actions = [*QuestionImportExportMixin.actions, "mark_selected_ready", "mark_reviewed_today"]
+    change_form_template = "admin/exams/question/change_form.html"
     list_select_related = ("exam", "domain")
     search_fields = ("title", "topic", "stem", "choices__text")
     search_help_text = f"Searches titles, topics, stems and choices; the first {SEARCH_WORDS} words are used."
@@ -440,11 +445,13 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
         return super().get_search_results(request, queryset, search_term)
     # reviewed_on is set by the "Mark reviewed today" action (and the shipped bank), never by
     # an edit: the form shows it and does not post it back.
-    readonly_fields = ("created_at", "updated_at", "reviewed_on", "preview", "statistics_panel")
+    # status changes only through "Mark ready", which checks the question first: a new
+    # question is a draft, and an edit keeps a ready question ready.
+    readonly_fields = ("status", "created_at", "updated_at", "reviewed_on", "preview", "statistics_panel")
     fieldsets = [
         (None, {"fields": ("exam", "domain", "topic", "title", "exhibit", "stem", "preview", "explanation", "sources")}),
         ("Answering", {"fields": ("kind", "choose", "keep_order", "is_active", "exclusion_group", "idnumber")}),
-        ("Review", {"fields": ("difficulty", "reviewed_on")}),
+        ("Review", {"fields": ("status", "difficulty", "reviewed_on")}),
         ("Item statistics (finished mocks)", {"fields": ("statistics_panel",)}),
         ("History", {"fields": ("created_at", "updated_at"), "classes": ("collapse",)}),
     ]
@@ -475,6 +482,67 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
 
     def get_changelist(self, request, **kwargs):
         return QuestionChangeList
+
+    @admin.action(description="Mark selected ready", permissions=["change"])
+    def mark_selected_ready(self, request, queryset):
+        self._report_marked(request, questions_mark_ready(question_ids=queryset.values_list("pk", flat=True)))
+
+    def _report_marked(self, request, outcome) -> None:
+        headline, reasons = outcome.messages()
+        level = messages.WARNING if outcome.refused else messages.SUCCESS
+        self.message_user(request, headline, level)
+        for reason in reasons:
+            self.message_user(request, reason, messages.WARNING)
+
+    def get_urls(self):
+        return [
+            path("drafts/", self.admin_site.admin_view(self.drafts_view), name="exams_question_drafts"),
+            *super().get_urls(),
+        ]
+
+    def drafts_view(self, request):
+        """Drafts to review: every draft with what it lacks; the complete ones can be marked ready here."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        can_change = self.has_change_permission(request)
+        if request.method == "POST":
+            if not can_change:
+                raise PermissionDenied
+            chosen = [value for value in request.POST.getlist("question") if value.isdigit() and len(value) < 12]
+            self._report_marked(request, questions_mark_ready(question_ids=[int(value) for value in chosen]))
+            return redirect("admin:exams_question_drafts")
+        drafts = list(
+            with_choices(Question.objects.drafts().select_related("exam", "domain").order_by("exam__code", "domain__order", "pk"))[
+                :DRAFTS_SHOWN
+            ]
+        )
+        for question in drafts:
+            question.lacks = question_lacks(question)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Drafts to review",
+            "drafts": drafts,
+            "shown": DRAFTS_SHOWN,
+            "can_change": can_change,
+        }
+        return TemplateResponse(request, "admin/exams/question/drafts.html", context)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        if "_mark_ready" in request.POST:
+            return self._save_and_mark_ready(request, obj)
+        return super().response_add(request, obj, post_url_continue)
+
+    def response_change(self, request, obj):
+        if "_mark_ready" in request.POST:
+            return self._save_and_mark_ready(request, obj)
+        return super().response_change(request, obj)
+
+    def _save_and_mark_ready(self, request, obj):
+        """"Save and mark ready": the edits are saved either way; the status changes only if nothing is missing."""
+        self.message_user(request, f"“{obj}” was saved.", messages.SUCCESS)
+        self._report_marked(request, questions_mark_ready(question_ids=[obj.pk]))
+        return redirect("admin:exams_question_change", obj.pk)
 
     @admin.action(description="Mark reviewed today", permissions=["change"])
     def mark_reviewed_today(self, request, queryset):
@@ -515,6 +583,7 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
             **(extra_context or {}),
             "refresh_exams": exams if self.admin_site.get_model_admin(Exam).has_change_permission(request) else [],
             "refresh_job": latest_refresh([pk for pk, _ in exams]),
+            "drafts_url": reverse("admin:exams_question_drafts"),
         }
         return super().changelist_view(request, extra_context)
 

@@ -1,7 +1,7 @@
 """What a finished attempt's results page reads: the previous attempt, the per-domain table, the answered questions."""
 from django.db.models import Exists, OuterRef, Prefetch, Q
 
-from exams.models import Attempt, Bookmark, Erratum, ErratumStatus
+from exams.models import Attempt, Bookmark, Erratum, ErratumStatus, learner_questions
 from exams.room import grading
 from exams.room.access import running_mock_question_ids
 from exams.room.services import domain_results
@@ -63,4 +63,4 @@ def answered(*, attempt: Attempt, user, shown: str, domain) -> tuple[list, dict]
 
 def wrong_count(attempt: Attempt) -> int:
     """How many active questions this attempt got wrong or left unanswered ("practise these")."""
-    return attempt.responses.exclude(is_correct=True).filter(question__is_active=True).count()
+    return attempt.responses.exclude(is_correct=True).filter(learner_questions("question__")).count()

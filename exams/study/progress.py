@@ -7,7 +7,7 @@ from django.db import connection
 from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.functions import Now
 
-from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewCard
+from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewCard, learner_questions
 from exams.room import draw
 from exams.study import readiness
 
@@ -342,7 +342,7 @@ class ReviewOutlook:
 
 def review_outlook(*, user, exam: Exam) -> ReviewOutlook:
     """Cards due now, and when the next one falls due: one query."""
-    cards = ReviewCard.objects.filter(user=user, question__exam=exam, question__is_active=True)
+    cards = ReviewCard.objects.filter(learner_questions("question__"), user=user, question__exam=exam)
     counts = cards.aggregate(due_now=Count("pk", filter=Q(due__lte=Now())), due_later=Min("due", filter=Q(due__gt=Now())))
     return ReviewOutlook(due=counts["due_now"], next_due=counts["due_later"])
 

@@ -184,3 +184,28 @@ def test_past_practices_submitted_with_nothing_answered_become_abandoned(django_
         assert (restored.status, restored.score, restored.right_count, restored.total_count) == ("submitted", 0, 0, 2)
     finally:
         migrate_to_latest()
+
+
+def test_every_question_there_before_status_is_ready_and_new_ones_are_drafts():
+    old = migrate(("exams", "0022_i26_abandoned_practice"))
+    try:
+        Exam, Domain, Question = (old.get_model("exams", name) for name in ("Exam", "Domain", "Question"))
+        exam = Exam.objects.create(code="MIG-27", title="Status", question_count=1, time_limit_minutes=10, passing_score=70)
+        domain = Domain.objects.create(exam=exam, name="Only", weight=100, order=1)
+        existing = Question.objects.create(exam=exam, domain=domain, title="Old", stem="Stem")
+
+        new = migrate(("exams", "0025_i27_question_status"))
+        Question = new.get_model("exams", "Question")
+        assert Question.objects.get(pk=existing.pk).status == "ready"
+        with connection.cursor() as cursor:
+            # The database's own default, for rows written without the field (raw SQL, old code).
+            cursor.execute(
+                "INSERT INTO exams_question (exam_id, domain_id, title, topic, exhibit, stem, explanation, sources, "
+                "exclusion_group, idnumber, kind, choose, keep_order, is_active, created_at, updated_at) "
+                "VALUES (%s, %s, 'New', '', '', 'Stem', '', '', '', '', 'single', 1, false, true, now(), now()) RETURNING id",
+                [exam.pk, domain.pk],
+            )
+            added = cursor.fetchone()[0]
+        assert Question.objects.get(pk=added).status == "draft"
+    finally:
+        migrate_to_latest()

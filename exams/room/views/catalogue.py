@@ -4,19 +4,19 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from accounts.models import Profile
-from exams.models import Attempt, AttemptMode, Domain, Exam
+from exams.models import Attempt, AttemptMode, Domain, Exam, learner_questions
 from exams.room import services
 
 
 def _published_exams(user):
     exams = (
         Exam.objects.filter(is_published=True)
-        .annotate(active_questions=Count("questions", filter=Q(questions__is_active=True)))
+        .annotate(active_questions=Count("questions", filter=learner_questions("questions__")))
         .prefetch_related(
             Prefetch(
                 "domains",
                 queryset=Domain.objects.annotate(
-                    active_questions=Count("questions", filter=Q(questions__is_active=True))
+                    active_questions=Count("questions", filter=learner_questions("questions__"))
                 ),
             )
         )
