@@ -84,7 +84,7 @@ def detail(request: HttpRequest, cohort_id: int) -> HttpResponse:
         "invitation": invitation,
         "invitation_url": request.build_absolute_uri(reverse("cohorts:join", args=[invitation.token])) if invitation else None,
         "min_counted": report.MIN_COUNTED,
-        **report.cohort_report(cohort=cohort, page=request.GET.get("page")),
+        **report.cohort_report(cohort=cohort, page=request.GET.get("page"), sort=request.GET.get("sort")),
     }
     return render(request, "cohorts/detail.html", context)
 
