@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
 from config.integrity import RaceSafeAdminMixin
@@ -887,9 +887,13 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
 
     def _triage_context(self, request, *, erratum: Erratum, choices: list, form, holding: int) -> dict:
         """What the triage page shows besides the decision: tallies, reports, past regrades, jobs."""
-        tallies = dict(erratum.disputes.values("choice").annotate(n=Count("pk")).values_list("choice", "n"))
+        # Per choice, how many reports name it (a "Choose 2" report counts for both); a
+        # report that names none is "no opinion".
+        tallies = dict(erratum.disputes.values("choices").annotate(n=Count("pk")).values_list("choices", "n"))
         published = set(erratum.published_key.values_list("pk", flat=True))
-        disputes = list(erratum.disputes.select_related("learner", "choice", "response").order_by("-updated_at"))
+        disputes = list(
+            erratum.disputes.select_related("learner", "response").prefetch_related("choices").order_by("-updated_at")
+        )
         return {
             **self.admin_site.each_context(request),
             "title": f"Triage: {erratum.question}",
@@ -982,16 +986,19 @@ def learner_letters(dispute: Dispute, choices: list[Choice]) -> dict:
     """The report in the learner's letters beside the authored ones, from the slot it came from.
 
     "their A = D": the learner saw the choices shuffled, so the letter they name is not the
-    authored label. Without a slot (a report older than the slot was recorded, and not
-    derivable) only the authored letters are known.
+    authored label. `named` lists each choice the report names, in the learner's order,
+    with both letters and the whole text (never cut). Without a slot (a report older than
+    the slot was recorded, and not derivable) only the authored letters are known.
     """
     by_id = {choice.pk: choice for choice in choices}
     order = dispute.response.choice_order if dispute.response is not None else None
+    theirs = {choice_id: choice_label(index) for index, choice_id in enumerate(order or [])}
+    named = sorted(dispute.choices.all(), key=lambda choice: (order.index(choice.pk) if choice.pk in (order or []) else 99, choice.order, choice.pk))
+    named_rows = [{"theirs": theirs.get(choice.pk), "authored": choice.label, "text": choice.text} for choice in named]
     if not order:
-        return {"their_choice": None, "their_letters": []}
-    theirs = {choice_id: choice_label(index) for index, choice_id in enumerate(order)}
+        return {"named": named_rows, "their_letters": []}
     return {
-        "their_choice": theirs.get(dispute.choice_id),
+        "named": named_rows,
         "their_letters": [
             {"theirs": theirs[choice_id], "authored": by_id[choice_id].label}
             for choice_id in order if choice_id in by_id
@@ -1023,8 +1030,24 @@ class AttemptAdmin(admin.ModelAdmin):
 class DisputeAdmin(admin.ModelAdmin):
     """Learners' reports, read here or (better) on their erratum's triage page: learners file and edit them."""
 
-    list_display = ("erratum", "learner", "choice", "created_at")
-    list_select_related = ("erratum__question", "learner", "choice")
+    list_display = ("erratum", "learner", "believes_right", "created_at")
+    list_select_related = ("erratum__question", "learner", "response")
+    fields = ("erratum", "learner", "believes_right", "reason", "created_at", "updated_at")
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("choices")
+
+    @admin.display(description="Believes right")
+    def believes_right(self, dispute: Dispute) -> str:
+        """Both letters, the learner's and the authored, with each choice's whole text."""
+        rows = learner_letters(dispute, list(dispute.choices.all()))["named"]
+        if not rows:
+            return "No opinion"
+        return format_html_join(
+            "; ", "{}{}: {}",
+            ((f"their {row['theirs']} = " if row["theirs"] else "", f"authored {row['authored']}", row["text"]) for row in rows),
+        )
     search_fields = ("reason", "learner__username", "erratum__question__title")
 
     def has_add_permission(self, request):

@@ -497,9 +497,10 @@ class Dispute(models.Model):
 
     erratum = models.ForeignKey(Erratum, on_delete=models.CASCADE, related_name="disputes")
     learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="disputes")
-    choice = models.ForeignKey(
-        Choice, on_delete=models.PROTECT, null=True, blank=True, related_name="disputes",
-        help_text="The choice the learner believes is right.",
+    # As many as the question's Choose N: on a "Choose 2" question a learner names both.
+    choices = models.ManyToManyField(
+        Choice, blank=True, related_name="disputes",
+        help_text="The choices the learner believes are right (none: no opinion).",
     )
     reason = models.TextField(blank=True)
     response = models.ForeignKey(

@@ -209,3 +209,27 @@ def test_every_question_there_before_status_is_ready_and_new_ones_are_drafts():
         assert Question.objects.get(pk=added).status == "draft"
     finally:
         migrate_to_latest()
+
+
+def test_each_reports_one_choice_becomes_its_set_of_choices():
+    old = migrate(("exams", "0025_i27_question_status"))
+    try:
+        get = old.get_model
+        User = get("auth", "User")
+        exam = get("exams", "Exam").objects.create(code="MIG-D", title="D", question_count=1, time_limit_minutes=10, passing_score=70)
+        domain = get("exams", "Domain").objects.create(exam=exam, name="Only", weight=100, order=1)
+        question = get("exams", "Question").objects.create(exam=exam, domain=domain, title="Q", stem="S")
+        choice = get("exams", "Choice").objects.create(question=question, label="B", text="B", order=2)
+        erratum = get("exams", "Erratum").objects.create(question=question, status="reported", source="learners")
+        named = get("exams", "Dispute").objects.create(erratum=erratum, learner=User.objects.create(username="named"), choice=choice)
+        silent = get("exams", "Dispute").objects.create(erratum=erratum, learner=User.objects.create(username="silent"))
+
+        new = migrate(("exams", "0026_i27_dispute_choices"))
+        Dispute = new.get_model("exams", "Dispute")
+        assert list(Dispute.objects.get(pk=named.pk).choices.values_list("pk", flat=True)) == [choice.pk]
+        assert not Dispute.objects.get(pk=silent.pk).choices.exists()
+
+        back = migrate(("exams", "0025_i27_question_status"))
+        assert back.get_model("exams", "Dispute").objects.get(pk=named.pk).choice_id == choice.pk
+    finally:
+        migrate_to_latest()
