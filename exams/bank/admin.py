@@ -21,6 +21,7 @@ from config.integrity import RaceSafeAdminMixin
 from config.routers import statistics_reads
 from exams.bank.admin_imports import QuestionImportExportMixin
 from exams.bank.errata import regrade
+from exams.bank import exhibits
 from exams.bank.formats import exhibit_images
 from exams.bank.status import question_lacks, questions_mark_ready, with_choices
 from exams.bounds import MAX_CHOICES, MIN_CHOICES, TEXT_LIMITS
@@ -385,9 +386,46 @@ STATISTICS_MIN_N = MIN_N_FOR_ITEM_FIGURES
 
 
 class QuestionAdminForm(forms.ModelForm):
+    exhibit_upload = forms.FileField(
+        required=False, label="Exhibit image",
+        help_text=f"PNG, JPEG or WebP of at most {exhibits.MAX_BYTES // 1000} KB (never SVG). Saving puts this image in "
+        "the exhibit above, in place of what it held; the file name is kept in lower case.",
+        widget=forms.ClearableFileInput(attrs={"accept": "image/png,image/jpeg,image/webp"}),
+    )
+    exhibit_alt = forms.CharField(
+        required=False, max_length=200, label="Image description",
+        help_text="Required with an image: what it shows, read to learners who cannot see it.",
+    )
+
     class Meta:
         model = Question
         fields = "__all__"
+
+    def clean_exhibit_upload(self):
+        """The upload's bytes checked as the importers check them: sniffed, bounded, one name one image."""
+        upload = self.cleaned_data.get("exhibit_upload")
+        self.exhibit_image = None
+        if not upload:
+            return upload
+        if upload.size > exhibits.MAX_BYTES:
+            raise forms.ValidationError(
+                f"The image is {upload.size:,} bytes; at most {exhibits.MAX_BYTES:,} are allowed. Make it smaller."
+            )
+        data = upload.read()
+        name = exhibits.upload_name(upload.name, data)
+        try:
+            content_type, digest = exhibits.checked_image(name, data)
+        except exhibits.ExhibitError:
+            raise forms.ValidationError(
+                f"{upload.name!r} is not a PNG, JPEG or WebP image (SVG and other types are not accepted)."
+            ) from None
+        held = ExhibitImage.objects.filter(name=name).values_list("digest", flat=True).first()
+        if held is not None and held != digest:
+            raise forms.ValidationError(
+                f"The bank already holds a different image named {name!r}: rename the file and upload it again."
+            )
+        self.exhibit_image = {"name": name, "data": data, "content_type": content_type, "digest": digest}
+        return upload
 
     def clean(self):
         cleaned = super().clean()
@@ -404,6 +442,13 @@ class QuestionAdminForm(forms.ModelForm):
         ).exists()
         if voided and cleaned.get("is_active"):
             self.add_error("is_active", "This question was voided by a confirmed erratum; it stays retired. Write a new question instead.")
+        image = getattr(self, "exhibit_image", None)
+        alt = " ".join(cleaned.get("exhibit_alt", "").replace("[", "(").replace("]", ")").split())
+        if image and not alt:
+            self.add_error("exhibit_alt", "Describe the image: learners who cannot see it hear this instead.")
+        elif image:
+            # The instance is built from cleaned_data after clean() (_post_clean).
+            cleaned["exhibit"] = f"![{alt}](exhibit:{image['name']})"
         return cleaned
 
     def clean_exhibit(self) -> str:
@@ -413,8 +458,8 @@ class QuestionAdminForm(forms.ModelForm):
         missing = [name for name in names if name not in known]
         if missing:
             raise forms.ValidationError(
-                f"No exhibit image named {', '.join(missing)} is in the bank. Images come with the bank "
-                "(fixtures/bank/exhibits/, loaded by load_bank) or with a certprep JSON import."
+                f"No exhibit image named {', '.join(missing)} is in the bank. Upload it below (Exhibit image), "
+                "or bring it with the shipped bank (load_bank) or a certprep JSON or Moodle XML import."
             )
         return exhibit
 
@@ -449,7 +494,10 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
     # question is a draft, and an edit keeps a ready question ready.
     readonly_fields = ("status", "created_at", "updated_at", "reviewed_on", "preview", "statistics_panel")
     fieldsets = [
-        (None, {"fields": ("exam", "domain", "topic", "title", "exhibit", "stem", "preview", "explanation", "sources")}),
+        (None, {"fields": (
+            "exam", "domain", "topic", "title", "exhibit", "exhibit_upload", "exhibit_alt", "stem", "preview", "explanation",
+            "sources",
+        )}),
         ("Answering", {"fields": ("kind", "choose", "keep_order", "is_active", "exclusion_group", "idnumber")}),
         ("Review", {"fields": ("status", "difficulty", "reviewed_on")}),
         ("Item statistics (finished mocks)", {"fields": ("statistics_panel",)}),
@@ -527,6 +575,15 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
             "can_change": can_change,
         }
         return TemplateResponse(request, "admin/exams/question/drafts.html", context)
+
+    def save_model(self, request, obj, form, change):
+        image = getattr(form, "exhibit_image", None)
+        if image:
+            # Stored before the question that shows it; the same bytes under the same name are kept once.
+            ExhibitImage.objects.get_or_create(name=image["name"], defaults={
+                "data": image["data"], "content_type": image["content_type"], "digest": image["digest"],
+            })
+        super().save_model(request, obj, form, change)
 
     def response_add(self, request, obj, post_url_continue=None):
         if "_mark_ready" in request.POST:
