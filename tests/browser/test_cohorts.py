@@ -19,6 +19,7 @@ def test_a_cohort_from_invitation_to_report_to_leaving(page, browser, live_serve
     page.get_by_role("link", name="New cohort").click()
     page.get_by_label("Name").fill("Spring class")
     page.get_by_label("Exam").select_option(label=str(exam))
+    page.get_by_label("Ask members to share their mock results").check()
     page.get_by_role("button", name="Create cohort").click()
     expect(page.get_by_text("No member yet.")).to_be_visible()
     link = page.get_by_role("textbox", name="Link to share").input_value()
@@ -33,16 +34,27 @@ def test_a_cohort_from_invitation_to_report_to_leaving(page, browser, live_serve
     expect(learner_page.get_by_role("heading", name="Join Spring class?")).to_be_visible()
     expect(learner_page.get_by_text("They will not see your answers")).to_be_visible()
     assert_accessible(learner_page)
+    learner_page.get_by_label("Share my mock results with teacher").check()
     learner_page.get_by_role("button", name="Join Spring class").click()
     expect(learner_page.get_by_text("You joined “Spring class”.")).to_be_visible()
     expect(learner_page.get_by_role("row", name="Spring class")).to_contain_text("teacher")
+    expect(learner_page.get_by_role("row", name="Spring class")).to_contain_text("Shared since")
     assert_accessible(learner_page)
+    # A finished mock of the learner, seen by the owner through the row's link.
+    from exams.room import services as room
+
+    mock = room.attempt_start(user=learner, exam=exam, seed=1).attempt
+    room.attempt_submit(user=learner, attempt_id=mock.pk)
 
     page.reload()
     expect(page.get_by_role("heading", name="Members (1)")).to_be_visible()
-    expect(page.get_by_role("row", name="maria")).to_contain_text("Not enough data (0)")
     assert_accessible(page)
     screenshot(page, "cohort-report")
+    page.get_by_role("link", name="Mock results of maria").click()
+    expect(page.get_by_role("heading", name="maria's mock results")).to_be_visible()
+    expect(page.get_by_text("0 right, 0 wrong, 10 unanswered.")).to_be_visible()
+    assert_accessible(page)
+    page.go_back()
 
     # On a phone the report scrolls inside its table, not the whole page (its visually
     # hidden caption once escaped the scroll and made the page 1,978 px wide).
@@ -55,6 +67,13 @@ def test_a_cohort_from_invitation_to_report_to_leaving(page, browser, live_serve
     # (Not innerWidth: a mobile browser widens its layout viewport to what overflows.)
     assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     phone_context.close()
+
+    # Withdrawing consent takes the link away at once.
+    learner_page.get_by_role("button", name="Stop sharing with Spring class").click()
+    expect(learner_page.get_by_text("teacher no longer sees your mock results")).to_be_visible()
+    assert_accessible(learner_page)
+    page.reload()
+    expect(page.get_by_role("link", name="Mock results of maria")).to_have_count(0)
 
     learner_page.get_by_role("link", name="Leave Spring class").click()
     learner_page.get_by_role("button", name="Leave cohort").click()
