@@ -43,6 +43,13 @@ class Membership(models.Model):
     cohort = models.ForeignKey(Cohort, on_delete=models.CASCADE, related_name="memberships")
     learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="cohort_memberships")
     joined_at = models.DateTimeField(auto_now_add=True)
+    # The member's consent to the owner seeing their mock results (score, per-domain table,
+    # each question right / wrong / unanswered): set when they agree, at joining or on My
+    # cohorts; cleared when they withdraw it. Empty: the owner sees the cohort report only.
+    results_shared_at = models.DateTimeField(null=True, blank=True)
+    # When the member answered whether to share; empty for members who joined before the
+    # question existed, whom My cohorts asks once.
+    results_asked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["cohort", "learner"], name="one_membership_per_learner")]
@@ -50,6 +57,10 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.learner} in {self.cohort}"
+
+    @property
+    def shares_results(self) -> bool:
+        return self.results_shared_at is not None
 
 
 def new_token() -> str:
@@ -73,6 +84,11 @@ class Invitation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(default=default_expiry)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    shares_results = models.BooleanField(
+        "asks to share results", default=False,
+        help_text="The link asks each learner who joins whether to share their mock results with you: the score, "
+        "the per-domain table and which questions they got right, wrong or left unanswered.",
+    )
 
     objects = InvitationQuerySet.as_manager()
 

@@ -106,12 +106,51 @@ def _learners(cohort: Cohort):
     return get_user_model().objects.filter(cohort_memberships__cohort=cohort)
 
 
-def cohort_report(*, cohort: Cohort, page: str | int | None = 1) -> dict:
-    """One page of member rows and the cohort's averages per domain, in a fixed number of queries."""
+DEFAULT_SORT = "learner"
+
+
+def _sort_keys(domains: list[Domain]) -> dict:
+    """Each column's ?sort= value and how it orders rows; empty figures sort last either way."""
+    keys = {
+        "learner": lambda row: (False, row.membership.learner.get_username().casefold()),
+        "mocks": lambda row: (False, row.mocks),
+        "last": lambda row: (row.last_score is None, row.last_score or 0),
+        "best": lambda row: (row.best_score is None, row.best_score or 0),
+    }
+    for index, domain in enumerate(domains):
+        keys[f"d{domain.pk}"] = lambda row, index=index: (row.cells[index].percent is None, row.cells[index].percent or 0)
+    return keys
+
+
+def sort_rows(rows: list[MemberRow], *, domains: list[Domain], sort: str | None) -> tuple[list[MemberRow], str]:
+    """The rows in the order ?sort= asks ("mocks", "-last", "d12" for a domain…); an unknown value gives the default.
+
+    Descending keeps members without a figure last, as ascending does.
+    """
+    keys = _sort_keys(domains)
+    sort = sort if isinstance(sort, str) else ""
+    descending = sort.startswith("-")
+    column = sort[1:] if descending else sort
+    if column not in keys:
+        column, descending = DEFAULT_SORT, False
+    key = keys[column]
+    # Stable: ties stay in username order.
+    rows = sorted(rows, key=keys[DEFAULT_SORT])
+    present = [row for row in rows if not key(row)[0]]
+    missing = [row for row in rows if key(row)[0]]
+    present.sort(key=lambda row: key(row)[1], reverse=descending)
+    return present + missing, ("-" if descending else "") + column
+
+
+def cohort_report(*, cohort: Cohort, page: str | int | None = 1, sort: str | None = None) -> dict:
+    """One page of member rows, sorted by any column, and the cohort's averages per domain, in a
+    fixed number of queries (every member's row is made, so any column sorts the whole cohort)."""
     domains = list(cohort.exam.domains.all())
     standings = progress.standings_of_learners(learners=_learners(cohort), exam=cohort.exam)
-    members = Paginator(members_with_mocks(cohort), MEMBERS_PER_PAGE).get_page(page)
-    rows = [_row(cohort=cohort, membership=m, domains=domains, standings=standings) for m in members]
+    every = [_row(cohort=cohort, membership=m, domains=domains, standings=standings) for m in members_with_mocks(cohort)]
+    ordered, sort = sort_rows(every, domains=domains, sort=sort)
+    members = Paginator(ordered, MEMBERS_PER_PAGE).get_page(page)
+    rows = list(members)
     averages = []
     for domain in domains:
         percents = [
@@ -123,7 +162,30 @@ def cohort_report(*, cohort: Cohort, page: str | int | None = 1) -> dict:
         averages.append(
             DomainAverage(domain=domain, percent=sum(percents) / len(percents) if percents else None, members=len(percents))
         )
-    return {"domains": domains, "page": members, "rows": rows, "averages": averages}
+    return {
+        "domains": domains, "page": members, "rows": rows, "averages": averages, "sort": sort,
+        "columns": _columns(domains=domains, sort=sort),
+    }
+
+
+def _columns(*, domains: list[Domain], sort: str) -> list[dict]:
+    """The sortable headers: each with its ?sort= link (the other direction when it is the
+    current column) and its aria-sort."""
+    columns = [("learner", "Learner"), ("mocks", "Mocks"), ("last", "Last mock"), ("best", "Best mock")]
+    columns += [(f"d{domain.pk}", domain.name) for domain in domains]
+    descending = sort.startswith("-")
+    current = sort.lstrip("-")
+    made = []
+    for key, label in columns:
+        is_current = key == current
+        made.append({
+            "key": key,
+            "label": label,
+            "is_domain": key[0] == "d" and key[1:].isdigit(),
+            "href": f"?sort={'' if is_current and descending else '-' if is_current else ''}{key}",
+            "aria_sort": ("descending" if descending else "ascending") if is_current else None,
+        })
+    return made
 
 
 def all_rows(*, cohort: Cohort) -> tuple[list[Domain], list[MemberRow]]:

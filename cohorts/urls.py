@@ -14,4 +14,6 @@ urlpatterns = [
     path("<int:cohort_id>/invitation/revoke/", views.revoke_invitation, name="revoke_invitation"),
     path("<int:cohort_id>/members/<int:membership_id>/remove/", views.remove_member, name="remove_member"),
     path("<int:cohort_id>/leave/", views.leave, name="leave"),
+    path("<int:cohort_id>/sharing/", views.results_sharing, name="results_sharing"),
+    path("<int:cohort_id>/members/<int:membership_id>/results/", views.member_results, name="member_results"),
 ]

@@ -12,7 +12,8 @@ from django.urls import reverse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
-from cohorts import report, services
+from cohorts import report, results, services
+from cohorts.access import sharing_memberships
 from cohorts.forms import CohortForm
 from cohorts.models import Cohort, Invitation, Membership
 from exams import csvcells
@@ -57,7 +58,7 @@ def index(request: HttpRequest) -> HttpResponse:
 def create(request: HttpRequest) -> HttpResponse:
     form = CohortForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        cohort = services.cohort_create(owner=request.user, form=form)
+        cohort = services.cohort_create(owner=request.user, form=form, shares_results=form.cleaned_data["shares_results"])
         messages.success(request, f"Cohort “{cohort.name}” created. Share its invitation link with your learners.")
         return redirect("cohorts:detail", cohort_id=cohort.pk)
     return render(request, "cohorts/form.html", {"form": form, "title": "New cohort"})
@@ -83,7 +84,7 @@ def detail(request: HttpRequest, cohort_id: int) -> HttpResponse:
         "invitation": invitation,
         "invitation_url": request.build_absolute_uri(reverse("cohorts:join", args=[invitation.token])) if invitation else None,
         "min_counted": report.MIN_COUNTED,
-        **report.cohort_report(cohort=cohort, page=request.GET.get("page")),
+        **report.cohort_report(cohort=cohort, page=request.GET.get("page"), sort=request.GET.get("sort")),
     }
     return render(request, "cohorts/detail.html", context)
 
@@ -126,8 +127,13 @@ def _score(value) -> str:
 @require_POST
 def renew_invitation(request: HttpRequest, cohort_id: int) -> HttpResponse:
     cohort = owned_cohort(request.user, cohort_id)
-    services.invitation_renew(cohort=cohort)
-    messages.success(request, "A new invitation link was made; the old one no longer works. It lasts 14 days.")
+    asks = request.POST.get("shares_results") == "on"
+    services.invitation_renew(cohort=cohort, shares_results=asks)
+    messages.success(
+        request,
+        "A new invitation link was made; the old one no longer works. It lasts 14 days"
+        + (" and asks each learner to share their mock results." if asks else "."),
+    )
     return redirect("cohorts:detail", cohort_id=cohort.pk)
 
 
@@ -172,13 +178,18 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     refusal = services.join_refusal(invitation=invitation, learner=request.user)
     if request.method == "POST" and not refusal:
         try:
-            services.cohort_join(invitation=invitation, learner=request.user)
+            services.cohort_join(
+                invitation=invitation, learner=request.user, share_results=request.POST.get("share_results") == "on"
+            )
         except services.JoinRefused as refused:
             refusal = str(refused)
         else:
             messages.success(request, f"You joined “{cohort.name}”. You can leave it at any time from My cohorts.")
             return redirect("cohorts:index")
-    return render(request, "cohorts/join.html", {"cohort": cohort, "refusal": refusal}, status=410 if refusal else 200)
+    return render(
+        request, "cohorts/join.html", {"cohort": cohort, "invitation": invitation, "refusal": refusal},
+        status=410 if refusal else 200,
+    )
 
 
 @login_required
@@ -192,8 +203,36 @@ def leave(request: HttpRequest, cohort_id: int) -> HttpResponse:
         return redirect("cohorts:index")
     return render(request, "cohorts/confirm.html", {
         "title": f"Leave {membership.cohort.name}?",
-        "explanation": "Its instructor will no longer see your mock scores or domain mastery. "
-                       "Your own attempts and dashboard are not touched.",
+        "explanation": "Its instructor will no longer see your mock scores, your mock results or your domain "
+                       "mastery. Your own attempts and dashboard are not touched.",
         "action": "Leave cohort",
         "cancel_url": reverse("cohorts:index"),
     })
+
+
+@login_required
+@require_POST
+def results_sharing(request: HttpRequest, cohort_id: int) -> HttpResponse:
+    """A member shares their mock results with the cohort's instructor, or stops (My cohorts)."""
+    if not -(2**63) <= cohort_id < 2**63:
+        raise Http404("No such cohort.")
+    membership = get_object_or_404(Membership.objects.select_related("cohort__owner"), cohort_id=cohort_id, learner=request.user)
+    share = request.POST.get("share") == "yes"
+    services.results_sharing_set(membership=membership, share=share)
+    owner = membership.cohort.owner.get_username()
+    if share:
+        messages.success(request, f"{owner} now sees your mock results in “{membership.cohort.name}”. You can stop at any time here.")
+    else:
+        messages.success(request, f"{owner} no longer sees your mock results in “{membership.cohort.name}”.")
+    return redirect("cohorts:index")
+
+
+@instructor_required
+def member_results(request: HttpRequest, cohort_id: int, membership_id: int) -> HttpResponse:
+    """A member's mock results, only while they are a member and share them: 404 otherwise."""
+    cohort = owned_cohort(request.user, cohort_id)
+    membership = get_object_or_404(
+        sharing_memberships(viewer=request.user).select_related("learner"), pk=membership_id, cohort=cohort
+    )
+    context = results.member_mocks(cohort=cohort, membership=membership, chosen=request.GET.get("attempt"), viewer=request.user)
+    return render(request, "cohorts/member_results.html", {"cohort": cohort, "membership": membership, **context})

@@ -4,6 +4,8 @@
 KINDS = ("single", "multiple")
 DIFFICULTIES = ("easy", "medium", "hard")  # Question.difficulty; formats without one give "medium"
 DEFAULT_DIFFICULTY = "medium"
+STATUSES = ("draft", "ready")  # Question.status; a question lands as a draft unless published
+DEFAULT_STATUS = "draft"
 ERRATUM_SOURCES = ("imported", "instructor", "learners")
 ERRATUM_STATUSES = ("reported", "confirmed", "rejected")
 ERRATUM_POLICIES = ("", "credit_corrected", "credit_either", "void")

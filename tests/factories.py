@@ -3,7 +3,7 @@ import factory
 from django.contrib.auth.models import User
 
 from accounts.models import Profile
-from exams.models import Choice, Domain, Exam, Question, QuestionKind
+from exams.models import Choice, Domain, Exam, Question, QuestionKind, QuestionStatus
 
 PASSWORD = "correct-horse-battery"
 
@@ -62,6 +62,8 @@ class QuestionFactory(factory.django.DjangoModelFactory):
     explanation = "Because the key is right."
     kind = QuestionKind.SINGLE
     choose = 1
+    # Ready, as every question learners see; a test of drafts asks for status=QuestionStatus.DRAFT.
+    status = QuestionStatus.READY
 
     @factory.post_generation
     def keys(question, create, extracted, **kwargs):

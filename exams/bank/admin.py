@@ -14,14 +14,16 @@ from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
 from config.integrity import RaceSafeAdminMixin
 from config.routers import statistics_reads
 from exams.bank.admin_imports import QuestionImportExportMixin
 from exams.bank.errata import regrade
+from exams.bank import exhibits
 from exams.bank.formats import exhibit_images
+from exams.bank.status import question_lacks, questions_mark_ready, with_choices
 from exams.bounds import MAX_CHOICES, MIN_CHOICES, TEXT_LIMITS
 from exams.letters import choice_label
 from exams.markdown import render_markdown
@@ -41,6 +43,7 @@ from exams.models import (
     MiskeyFlag,
     Question,
     QuestionKind,
+    QuestionStatus,
 )
 from exams.statistics.formulas import (
     MIN_N_FOR_DISTRACTOR_VERDICT,
@@ -375,15 +378,54 @@ class QuestionChangeList(ChangeList):
 
 
 SEARCH_WORDS = 10
+# "Drafts to review" shows this many drafts (it says so when there are more).
+DRAFTS_SHOWN = 200
 # Below this many finished mocks an item statistic is noise: the list says "too few
 # attempts (n = 5)" in the n column and shows no figures (the mis-key rule's threshold too).
 STATISTICS_MIN_N = MIN_N_FOR_ITEM_FIGURES
 
 
 class QuestionAdminForm(forms.ModelForm):
+    exhibit_upload = forms.FileField(
+        required=False, label="Exhibit image",
+        help_text=f"PNG, JPEG or WebP of at most {exhibits.MAX_BYTES // 1000} KB (never SVG). Saving puts this image in "
+        "the exhibit above, in place of what it held; the file name is kept in lower case.",
+        widget=forms.ClearableFileInput(attrs={"accept": "image/png,image/jpeg,image/webp"}),
+    )
+    exhibit_alt = forms.CharField(
+        required=False, max_length=200, label="Image description",
+        help_text="Required with an image: what it shows, read to learners who cannot see it.",
+    )
+
     class Meta:
         model = Question
         fields = "__all__"
+
+    def clean_exhibit_upload(self):
+        """The upload's bytes checked as the importers check them: sniffed, bounded, one name one image."""
+        upload = self.cleaned_data.get("exhibit_upload")
+        self.exhibit_image = None
+        if not upload:
+            return upload
+        if upload.size > exhibits.MAX_BYTES:
+            raise forms.ValidationError(
+                f"The image is {upload.size:,} bytes; at most {exhibits.MAX_BYTES:,} are allowed. Make it smaller."
+            )
+        data = upload.read()
+        name = exhibits.upload_name(upload.name, data)
+        try:
+            content_type, digest = exhibits.checked_image(name, data)
+        except exhibits.ExhibitError:
+            raise forms.ValidationError(
+                f"{upload.name!r} is not a PNG, JPEG or WebP image (SVG and other types are not accepted)."
+            ) from None
+        held = ExhibitImage.objects.filter(name=name).values_list("digest", flat=True).first()
+        if held is not None and held != digest:
+            raise forms.ValidationError(
+                f"The bank already holds a different image named {name!r}: rename the file and upload it again."
+            )
+        self.exhibit_image = {"name": name, "data": data, "content_type": content_type, "digest": digest}
+        return upload
 
     def clean(self):
         cleaned = super().clean()
@@ -400,6 +442,13 @@ class QuestionAdminForm(forms.ModelForm):
         ).exists()
         if voided and cleaned.get("is_active"):
             self.add_error("is_active", "This question was voided by a confirmed erratum; it stays retired. Write a new question instead.")
+        image = getattr(self, "exhibit_image", None)
+        alt = " ".join(cleaned.get("exhibit_alt", "").replace("[", "(").replace("]", ")").split())
+        if image and not alt:
+            self.add_error("exhibit_alt", "Describe the image: learners who cannot see it hear this instead.")
+        elif image:
+            # The instance is built from cleaned_data after clean() (_post_clean).
+            cleaned["exhibit"] = f"![{alt}](exhibit:{image['name']})"
         return cleaned
 
     def clean_exhibit(self) -> str:
@@ -409,8 +458,8 @@ class QuestionAdminForm(forms.ModelForm):
         missing = [name for name in names if name not in known]
         if missing:
             raise forms.ValidationError(
-                f"No exhibit image named {', '.join(missing)} is in the bank. Images come with the bank "
-                "(fixtures/bank/exhibits/, loaded by load_bank) or with a certprep JSON import."
+                f"No exhibit image named {', '.join(missing)} is in the bank. Upload it below (Exhibit image), "
+                "or bring it with the shipped bank (load_bank) or a certprep JSON or Moodle XML import."
             )
         return exhibit
 
@@ -423,10 +472,11 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
         "statistics_n", "facility", "discrimination", "point_biserial", "miskeyed",
     )
     list_filter = (
-        "exam", "domain", ("topic", TopicFilter), "kind", "difficulty", ReviewDueFilter, "is_active",
+        "exam", "domain", ("topic", TopicFilter), "status", "kind", "difficulty", ReviewDueFilter, "is_active",
         OpenErratumFilter, LikelyMiskeyedFilter,
     )
-    actions = [*QuestionImportExportMixin.actions, "mark_reviewed_today"]
+    actions = [*QuestionImportExportMixin.actions, "mark_selected_ready", "mark_reviewed_today"]
+    change_form_template = "admin/exams/question/change_form.html"
     list_select_related = ("exam", "domain")
     search_fields = ("title", "topic", "stem", "choices__text")
     search_help_text = f"Searches titles, topics, stems and choices; the first {SEARCH_WORDS} words are used."
@@ -440,11 +490,16 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
         return super().get_search_results(request, queryset, search_term)
     # reviewed_on is set by the "Mark reviewed today" action (and the shipped bank), never by
     # an edit: the form shows it and does not post it back.
-    readonly_fields = ("created_at", "updated_at", "reviewed_on", "preview", "statistics_panel")
+    # status changes only through "Mark ready", which checks the question first: a new
+    # question is a draft, and an edit keeps a ready question ready.
+    readonly_fields = ("status", "created_at", "updated_at", "reviewed_on", "preview", "statistics_panel")
     fieldsets = [
-        (None, {"fields": ("exam", "domain", "topic", "title", "exhibit", "stem", "preview", "explanation", "sources")}),
+        (None, {"fields": (
+            "exam", "domain", "topic", "title", "exhibit", "exhibit_upload", "exhibit_alt", "stem", "preview", "explanation",
+            "sources",
+        )}),
         ("Answering", {"fields": ("kind", "choose", "keep_order", "is_active", "exclusion_group", "idnumber")}),
-        ("Review", {"fields": ("difficulty", "reviewed_on")}),
+        ("Review", {"fields": ("status", "difficulty", "reviewed_on")}),
         ("Item statistics (finished mocks)", {"fields": ("statistics_panel",)}),
         ("History", {"fields": ("created_at", "updated_at"), "classes": ("collapse",)}),
     ]
@@ -475,6 +530,76 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
 
     def get_changelist(self, request, **kwargs):
         return QuestionChangeList
+
+    @admin.action(description="Mark selected ready", permissions=["change"])
+    def mark_selected_ready(self, request, queryset):
+        self._report_marked(request, questions_mark_ready(question_ids=queryset.values_list("pk", flat=True)))
+
+    def _report_marked(self, request, outcome) -> None:
+        headline, reasons = outcome.messages()
+        level = messages.WARNING if outcome.refused else messages.SUCCESS
+        self.message_user(request, headline, level)
+        for reason in reasons:
+            self.message_user(request, reason, messages.WARNING)
+
+    def get_urls(self):
+        return [
+            path("drafts/", self.admin_site.admin_view(self.drafts_view), name="exams_question_drafts"),
+            *super().get_urls(),
+        ]
+
+    def drafts_view(self, request):
+        """Drafts to review: every draft with what it lacks; the complete ones can be marked ready here."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        can_change = self.has_change_permission(request)
+        if request.method == "POST":
+            if not can_change:
+                raise PermissionDenied
+            chosen = [value for value in request.POST.getlist("question") if value.isdigit() and len(value) < 12]
+            self._report_marked(request, questions_mark_ready(question_ids=[int(value) for value in chosen]))
+            return redirect("admin:exams_question_drafts")
+        drafts = list(
+            with_choices(Question.objects.drafts().select_related("exam", "domain").order_by("exam__code", "domain__order", "pk"))[
+                :DRAFTS_SHOWN
+            ]
+        )
+        for question in drafts:
+            question.lacks = question_lacks(question)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Drafts to review",
+            "drafts": drafts,
+            "shown": DRAFTS_SHOWN,
+            "can_change": can_change,
+        }
+        return TemplateResponse(request, "admin/exams/question/drafts.html", context)
+
+    def save_model(self, request, obj, form, change):
+        image = getattr(form, "exhibit_image", None)
+        if image:
+            # Stored before the question that shows it; the same bytes under the same name are kept once.
+            ExhibitImage.objects.get_or_create(name=image["name"], defaults={
+                "data": image["data"], "content_type": image["content_type"], "digest": image["digest"],
+            })
+        super().save_model(request, obj, form, change)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        if "_mark_ready" in request.POST:
+            return self._save_and_mark_ready(request, obj)
+        return super().response_add(request, obj, post_url_continue)
+
+    def response_change(self, request, obj):
+        if "_mark_ready" in request.POST:
+            return self._save_and_mark_ready(request, obj)
+        return super().response_change(request, obj)
+
+    def _save_and_mark_ready(self, request, obj):
+        """"Save and mark ready": the edits are saved either way; the status changes only if nothing is missing."""
+        self.message_user(request, f"“{obj}” was saved.", messages.SUCCESS)
+        self._report_marked(request, questions_mark_ready(question_ids=[obj.pk]))
+        return redirect("admin:exams_question_change", obj.pk)
 
     @admin.action(description="Mark reviewed today", permissions=["change"])
     def mark_reviewed_today(self, request, queryset):
@@ -515,6 +640,7 @@ class QuestionAdmin(RaceSafeAdminMixin, QuestionImportExportMixin, admin.ModelAd
             **(extra_context or {}),
             "refresh_exams": exams if self.admin_site.get_model_admin(Exam).has_change_permission(request) else [],
             "refresh_job": latest_refresh([pk for pk, _ in exams]),
+            "drafts_url": reverse("admin:exams_question_drafts"),
         }
         return super().changelist_view(request, extra_context)
 
@@ -842,9 +968,13 @@ class ErratumAdmin(RaceSafeAdminMixin, admin.ModelAdmin):
 
     def _triage_context(self, request, *, erratum: Erratum, choices: list, form, holding: int) -> dict:
         """What the triage page shows besides the decision: tallies, reports, past regrades, jobs."""
-        tallies = dict(erratum.disputes.values("choice").annotate(n=Count("pk")).values_list("choice", "n"))
+        # Per choice, how many reports name it (a "Choose 2" report counts for both); a
+        # report that names none is "no opinion".
+        tallies = dict(erratum.disputes.values("choices").annotate(n=Count("pk")).values_list("choices", "n"))
         published = set(erratum.published_key.values_list("pk", flat=True))
-        disputes = list(erratum.disputes.select_related("learner", "choice", "response").order_by("-updated_at"))
+        disputes = list(
+            erratum.disputes.select_related("learner", "response").prefetch_related("choices").order_by("-updated_at")
+        )
         return {
             **self.admin_site.each_context(request),
             "title": f"Triage: {erratum.question}",
@@ -937,16 +1067,19 @@ def learner_letters(dispute: Dispute, choices: list[Choice]) -> dict:
     """The report in the learner's letters beside the authored ones, from the slot it came from.
 
     "their A = D": the learner saw the choices shuffled, so the letter they name is not the
-    authored label. Without a slot (a report older than the slot was recorded, and not
-    derivable) only the authored letters are known.
+    authored label. `named` lists each choice the report names, in the learner's order,
+    with both letters and the whole text (never cut). Without a slot (a report older than
+    the slot was recorded, and not derivable) only the authored letters are known.
     """
     by_id = {choice.pk: choice for choice in choices}
     order = dispute.response.choice_order if dispute.response is not None else None
+    theirs = {choice_id: choice_label(index) for index, choice_id in enumerate(order or [])}
+    named = sorted(dispute.choices.all(), key=lambda choice: (order.index(choice.pk) if choice.pk in (order or []) else 99, choice.order, choice.pk))
+    named_rows = [{"theirs": theirs.get(choice.pk), "authored": choice.label, "text": choice.text} for choice in named]
     if not order:
-        return {"their_choice": None, "their_letters": []}
-    theirs = {choice_id: choice_label(index) for index, choice_id in enumerate(order)}
+        return {"named": named_rows, "their_letters": []}
     return {
-        "their_choice": theirs.get(dispute.choice_id),
+        "named": named_rows,
         "their_letters": [
             {"theirs": theirs[choice_id], "authored": by_id[choice_id].label}
             for choice_id in order if choice_id in by_id
@@ -978,8 +1111,24 @@ class AttemptAdmin(admin.ModelAdmin):
 class DisputeAdmin(admin.ModelAdmin):
     """Learners' reports, read here or (better) on their erratum's triage page: learners file and edit them."""
 
-    list_display = ("erratum", "learner", "choice", "created_at")
-    list_select_related = ("erratum__question", "learner", "choice")
+    list_display = ("erratum", "learner", "believes_right", "created_at")
+    list_select_related = ("erratum__question", "learner", "response")
+    fields = ("erratum", "learner", "believes_right", "reason", "created_at", "updated_at")
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("choices")
+
+    @admin.display(description="Believes right")
+    def believes_right(self, dispute: Dispute) -> str:
+        """Both letters, the learner's and the authored, with each choice's whole text."""
+        rows = learner_letters(dispute, list(dispute.choices.all()))["named"]
+        if not rows:
+            return "No opinion"
+        return format_html_join(
+            "; ", "{}{}: {}",
+            ((f"their {row['theirs']} = " if row["theirs"] else "", f"authored {row['authored']}", row["text"]) for row in rows),
+        )
     search_fields = ("reason", "learner__username", "erratum__question__title")
 
     def has_add_permission(self, request):

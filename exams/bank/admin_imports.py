@@ -66,6 +66,14 @@ class QuestionImportForm(forms.Form):
         "description, missing-word and other question types certprep does not hold instead of failing on them.",
     )
 
+    publish = forms.BooleanField(
+        required=False,
+        label="Publish at once",
+        help_text="Import the questions as ready, drawn into attempts straight away, instead of as drafts to review. "
+        "Every question must then have a topic, a difficulty, an explanation and feedback on every choice: "
+        "if one lacks any, nothing is imported and each is listed.",
+    )
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["default_domain"].label_from_instance = lambda domain: f"{domain.exam.code} · {domain.name}"
@@ -201,6 +209,7 @@ class QuestionImportExportMixin:
             "filename": pending["filename"],
             "format_label": FORMATS[pending["format"]].label,
             "default_domain": pending["default_domain"],
+            "publish": pending.get("publish", False),
             "weights_note": WEIGHTS_NOTE,
             "confirm_url": self._admin_url("import_confirm", token),
             "upload_url": self._admin_url("import"),
@@ -313,6 +322,7 @@ class QuestionImportExportMixin:
             "format": form.cleaned_data["format"],
             "default_domain": domain.name if domain else None,
             "skip_unsupported": form.cleaned_data["skip_unsupported"],
+            "publish": form.cleaned_data["publish"],
             "filename": PurePath(form.cleaned_data["file"].name).name,
             "text": form.text,
         }

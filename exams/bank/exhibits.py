@@ -31,3 +31,17 @@ def checked_image(name: str, data: bytes) -> tuple[str, str]:
         raise ExhibitError(f"exhibit {name} is not a PNG, JPEG or WebP image")
     return content_type, hashlib.sha256(data).hexdigest()
 
+
+
+_EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}
+
+
+def upload_name(filename: str, data: bytes) -> str:
+    """A safe bank name for an uploaded image: its file name in lower case, letters, digits, '_'
+    and '-' only, with the extension of what the bytes are (so "../Chart Final.svg" holding a
+    PNG is "chart-final.png"; bytes that are no accepted image keep the name checked_image refuses)."""
+    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    stem = base.rsplit(".", 1)[0] if "." in base else base
+    stem = re.sub(r"[^a-z0-9_-]+", "-", stem.lower()).strip("-_")[:100] or "exhibit"
+    extension = _EXTENSIONS.get(sniff_content_type(data) or "", "bin")
+    return f"{stem}.{extension}"

@@ -26,9 +26,10 @@ from exams.bank.formats import (
     decode_utf8,
     exhibit_images,
     question_problems,
+    ready_problems,
 )
 from exams.bank.formats.registry import FORMATS, BankFormat
-from exams.models import Choice, Domain, Erratum, ErratumStatus, Exam, ExhibitImage, Question
+from exams.models import Choice, Domain, Erratum, ErratumStatus, Exam, ExhibitImage, Question, QuestionStatus
 from exams.statistics.tasks import statistics_refresh_on_commit
 
 __all__ = [
@@ -174,10 +175,16 @@ def import_bank(
     result: ParseResult,
     default_domain: str | None = None,
     dry_run: bool = False,
+    publish: bool = False,
     progress: Callable[..., None] | None = None,
     max_questions: int | None = MAX_IMPORT_QUESTIONS,
 ) -> ImportSummary:
     """Create the parsed questions in the exam, all or nothing; the summary says what happened.
+
+    Questions land as drafts, which no learner sees until an instructor marks them ready.
+    With `publish` every question lands ready, and so does one a certprep JSON file marks
+    ready: each of those must pass the ready checks (ready_problems), or nothing is imported
+    and every failure is listed by line.
 
     progress(done, total=, stage=), when given, hears how far the check and the writing
     are, in questions: total is the question count, counted once while checking and
@@ -222,6 +229,11 @@ def import_bank(
             if checked and checked % _PROGRESS_EVERY == 0:
                 report(checked)
             problems = question_problems(question) + _image_problems(question, bank_images=bank_images)
+            if _lands_ready(question, publish=publish):
+                known = set(problems)
+                problems += [
+                    f"not ready to publish: {problem}" for problem in ready_problems(question) if problem not in known
+                ]
             if problems:
                 errors.extend(FormatError(line=question.line, message=problem) for problem in problems)
                 continue
@@ -254,6 +266,16 @@ def import_bank(
                 f"{_plural(copies, 'question')} in this file {'has' if copies == 1 else 'have'} the same title and "
                 f"text as a question already in {exam.code}; importing creates copies."
             )
+        ready = sum(_lands_ready(question, publish=publish) for question in result.questions)
+        drafts = len(result.questions) - ready
+        if drafts:
+            notes.append(
+                f"{_plural(drafts, 'question')} {'lands' if drafts == 1 else 'land'} as "
+                f"{'a draft' if drafts == 1 else 'drafts'}: no learner sees {'it' if drafts == 1 else 'them'} until "
+                "marked ready (Questions › Drafts to review)."
+            )
+        if ready:
+            notes.append(f"{_plural(ready, 'question')} {'is' if ready == 1 else 'are'} published at once (ready).")
         weighted = sum(choice.fraction is not None for question in result.questions for choice in question.choices)
         if weighted:
             notes.append(f"{_plural(weighted, 'answer')} in this file carried a weight.")
@@ -274,11 +296,15 @@ def import_bank(
             report(0, stage="Writing questions")
             pairs = [(domain, parsed) for domain in domains.ordered for parsed in placed[domain.pk]]
             for start in range(0, len(pairs), _BATCH_SIZE):
-                _create(exam=exam, pairs=pairs[start : start + _BATCH_SIZE])
+                _create(exam=exam, pairs=pairs[start : start + _BATCH_SIZE], publish=publish)
                 report(start + len(pairs[start : start + _BATCH_SIZE]))
             # The bank changed: its statistics are refreshed in the background.
             statistics_refresh_on_commit(exam=exam)
     return summary
+
+
+def _lands_ready(question: ParsedQuestion, *, publish: bool) -> bool:
+    return publish or question.status == QuestionStatus.READY
 
 
 def _bank_images(questions: Iterable[ParsedQuestion]) -> dict[str, str]:
@@ -329,7 +355,7 @@ def _already_in_bank(*, exam: Exam, questions: Iterable[ParsedQuestion]) -> int:
     return sum((question.title, question.stem) in existing for question in questions)
 
 
-def _create(*, exam: Exam, pairs: list[tuple[Domain, ParsedQuestion]]) -> None:
+def _create(*, exam: Exam, pairs: list[tuple[Domain, ParsedQuestion]], publish: bool) -> None:
     """Insert these questions with their choices and errata in a fixed number of statements."""
     now = timezone.now()
     rows = Question.objects.bulk_create(
@@ -350,6 +376,7 @@ def _create(*, exam: Exam, pairs: list[tuple[Domain, ParsedQuestion]]) -> None:
                 idnumber=parsed.idnumber,
                 difficulty=parsed.difficulty,
                 reviewed_on=parsed.reviewed_on,
+                status=QuestionStatus.READY if _lands_ready(parsed, publish=publish) else QuestionStatus.DRAFT,
                 created_at=now,
                 updated_at=now,
             )
@@ -479,6 +506,7 @@ def export_bank(*, exam: Exam, questions: Iterable[Question] | None = None) -> l
                 idnumber=row.idnumber,
                 difficulty=row.difficulty,
                 reviewed_on=row.reviewed_on,
+                status=row.status,
                 domain=row.domain.name,
                 choices=tuple(
                     ParsedChoice(text=choice.text, is_correct=choice.is_correct, feedback=choice.feedback)
@@ -517,7 +545,8 @@ def pending_summary(
     if result is None:
         result = pending_parse(pending=pending, exam=exam)
     return exam, import_bank(
-        exam=exam, result=result, default_domain=pending["default_domain"], dry_run=dry_run, progress=progress
+        exam=exam, result=result, default_domain=pending["default_domain"], dry_run=dry_run,
+        publish=pending.get("publish", False), progress=progress,
     )
 
 

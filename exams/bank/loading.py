@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from exams.bank.exhibits import checked_image
-from exams.models import Choice, Domain, Erratum, Exam, ExhibitImage, Question
+from exams.models import Choice, Domain, Erratum, Exam, ExhibitImage, Question, QuestionStatus
 
 FIXTURES = settings.BASE_DIR / "fixtures"
 EXHIBITS = FIXTURES / "bank" / "exhibits"
@@ -67,6 +67,10 @@ def bank_load(paths: list[Path] | None = None, exhibits: Path = EXHIBITS) -> Ban
 def _apply(deserialized, changes: BankChanges) -> None:
     incoming = deserialized.object
     model = type(incoming)
+    if model is Question:
+        # The shipped bank is reviewed: it loads as ready (a fixture without status would
+        # otherwise give the model's default, a draft).
+        incoming.status = QuestionStatus.READY
     existing = model.objects.filter(pk=incoming.pk).first()
     if existing is None:
         deserialized.save()

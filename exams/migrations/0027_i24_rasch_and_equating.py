@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('exams', '0022_i26_abandoned_practice'),
+        ('exams', '0026_i27_dispute_choices'),
     ]
 
     operations = [

@@ -30,12 +30,15 @@ from exams.models.bank import (  # noqa: F401
     Exam,
     ExhibitImage,
     Question,
+    LEARNER_QUESTIONS,
     QuestionKind,
     QuestionQuerySet,
+    QuestionStatus,
     QuestionVersion,
     QuestionVersionManager,
     choice_texts,
     content_digest,
+    learner_questions,
 )
 from exams.models.statistics import ExamStatistic, ItemStatistic, MiskeyFlag  # noqa: F401
 from exams.models.study import NOTE_MAX_LENGTH, Bookmark, BookmarkQuerySet, CardState, ReviewCard, ReviewCardQuerySet  # noqa: F401

@@ -70,9 +70,31 @@ def _room_models():
     return apps.get_model("exams", "Attempt"), apps.get_model("exams", "Response")
 
 
+class QuestionStatus(models.TextChoices):
+    """Moodle's question status: a draft is being written and never reaches a learner."""
+
+    DRAFT = "draft", "Draft"
+    READY = "ready", "Ready"
+
+
+# What a learner may be given: a question that is ready and not retired. Every learner-facing
+# read of questions goes through it (Question.objects.active(), or this condition through a
+# relation), so a draft is never drawn, reviewed, bookmarked, counted or offered again.
+LEARNER_QUESTIONS = Q(is_active=True, status=QuestionStatus.READY)
+
+
+def learner_questions(prefix: str = "") -> Q:
+    """LEARNER_QUESTIONS through a relation: learner_questions("question__")."""
+    return Q(**{f"{prefix}is_active": True, f"{prefix}status": QuestionStatus.READY})
+
+
 class QuestionQuerySet(models.QuerySet):
     def active(self):
-        return self.filter(is_active=True)
+        """The questions a learner may be given: ready and not retired (see LEARNER_QUESTIONS)."""
+        return self.filter(LEARNER_QUESTIONS)
+
+    def drafts(self):
+        return self.filter(status=QuestionStatus.DRAFT)
 
     def in_finished_attempts(self):
         Attempt, _ = _room_models()
@@ -121,6 +143,12 @@ class Question(models.Model):
     choose = models.PositiveSmallIntegerField(default=1, help_text="How many choices to pick.")
     keep_order = models.BooleanField(default=False, help_text='Do not shuffle choices (e.g. "all of the above").')
     is_active = models.BooleanField(default=True)
+    # Draft by default: a question made in the admin or by an import reaches learners only once
+    # "Mark ready" (exams.bank.status) found it complete. The shipped bank loads as ready.
+    status = models.CharField(
+        max_length=5, choices=QuestionStatus.choices, default=QuestionStatus.DRAFT, db_default=QuestionStatus.DRAFT,
+        help_text="Draft: being written, never shown to learners. Ready: drawn into attempts (while active).",
+    )
     difficulty = models.CharField(
         max_length=6, choices=Difficulty.choices, default=Difficulty.MEDIUM, db_default=Difficulty.MEDIUM,
         help_text="Intended: easy = one step, recalling one fact; medium = one idea applied to a scenario; "
@@ -469,9 +497,10 @@ class Dispute(models.Model):
 
     erratum = models.ForeignKey(Erratum, on_delete=models.CASCADE, related_name="disputes")
     learner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="disputes")
-    choice = models.ForeignKey(
-        Choice, on_delete=models.PROTECT, null=True, blank=True, related_name="disputes",
-        help_text="The choice the learner believes is right.",
+    # As many as the question's Choose N: on a "Choose 2" question a learner names both.
+    choices = models.ManyToManyField(
+        Choice, blank=True, related_name="disputes",
+        help_text="The choices the learner believes are right (none: no opinion).",
     )
     reason = models.TextField(blank=True)
     response = models.ForeignKey(

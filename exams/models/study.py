@@ -10,7 +10,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from exams.markdown import render_markdown
-from exams.models.bank import Question
+from exams.models.bank import Question, QuestionStatus, learner_questions
 
 
 class CardState(models.IntegerChoices):
@@ -22,8 +22,8 @@ class CardState(models.IntegerChoices):
 
 class ReviewCardQuerySet(models.QuerySet):
     def due(self, *, user, exam):
-        """The learner's cards of this exam due now (database clock), active questions only."""
-        return self.filter(user=user, question__exam=exam, question__is_active=True, due__lte=Now())
+        """The learner's cards of this exam due now (database clock), ready, active questions only."""
+        return self.filter(user=user, question__exam=exam, due__lte=Now()).filter(learner_questions("question__"))
 
 
 class ReviewCard(models.Model):
@@ -68,7 +68,8 @@ class ReviewCard(models.Model):
 
 class BookmarkQuerySet(models.QuerySet):
     def for_user(self, user):
-        return self.filter(user=user)
+        # Only a ready question was ever drawn; a draft stays out should one go back to draft.
+        return self.filter(user=user, question__status=QuestionStatus.READY)
 
 
 NOTE_MAX_LENGTH = 2000

@@ -1,7 +1,7 @@
 """What a finished attempt's results page reads: the previous attempt, the per-domain table, the answered questions."""
 from django.db.models import Exists, OuterRef, Prefetch, Q
 
-from exams.models import Attempt, Bookmark, Erratum, ErratumStatus
+from exams.models import Attempt, Bookmark, Erratum, ErratumStatus, learner_questions
 from exams.room import grading
 from exams.room.access import running_mock_question_ids
 from exams.room.services import domain_results
@@ -62,9 +62,11 @@ def answered(*, attempt: Attempt, user, shown: str, domain) -> tuple[list, dict]
 
 
 def wrong_count(attempt: Attempt, *, held: frozenset[int] = frozenset()) -> int:
-    """How many active questions this attempt got wrong or left unanswered ("practise these").
+    """How many learner-visible questions this attempt got wrong or left unanswered ("practise these").
 
     A held question counts here whatever its grade, as the "wrong" filter lists it, so the
     number does not tell its verdict.
     """
-    return attempt.responses.exclude(Q(is_correct=True) & ~Q(question_id__in=held)).filter(question__is_active=True).count()
+    return attempt.responses.exclude(Q(is_correct=True) & ~Q(question_id__in=held)).filter(
+        learner_questions("question__")
+    ).count()

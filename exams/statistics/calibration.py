@@ -17,9 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import DEFAULT_DB_ALIAS, connections, router
 
-from django.db.models import FloatField, OuterRef, Subquery
+from django.db.models import BooleanField, ExpressionWrapper, FloatField, OuterRef, Subquery
 
-from exams.models import Attempt, AttemptStatus, ExamStatistic, ItemStatistic, Question, QuestionVersion, Response
+from exams.models import (
+    Attempt, AttemptStatus, ExamStatistic, ItemStatistic, Question, QuestionVersion, Response, learner_questions,
+)
 from exams.statistics import rasch
 
 # The bank counts as calibrated when this share of its ready questions has at least
@@ -107,7 +109,11 @@ def is_calibrated(*, ready: list[int], items: dict[int, tuple[float, float, int]
 
 def calibrate_exam(exam) -> ExamCalibration:
     """Every question of the exam (retired ones too, their answers still inform their learners), calibrated."""
-    questions = list(Question.objects.filter(exam=exam).order_by("pk").values_list("pk", "domain_id", "difficulty", "is_active"))
+    questions = list(
+        Question.objects.filter(exam=exam).order_by("pk")
+        .annotate(ready=ExpressionWrapper(learner_questions(), output_field=BooleanField()))
+        .values_list("pk", "domain_id", "difficulty", "ready")
+    )
     learners, question_ids, right = counted_first_answers(exam)
     index = {pk: i for i, (pk, _, _, _) in enumerate(questions)}
     domains = {domain_id: i for i, domain_id in enumerate(sorted({d for _, d, _, _ in questions}))}
@@ -144,6 +150,7 @@ class Stored:
     # (the author's level, rasch.LEVEL_OFFSET).
     difficulty: dict[int, float]
     domain: dict[int, int]
+    # The questions learners meet (active and ready): the reference form's pool.
     active: frozenset[int]
     ability_mean: float
     ability_sd: float
@@ -156,7 +163,8 @@ def stored(exam) -> Stored:
     rows = list(
         Question.objects.filter(exam=exam).order_by()
         .annotate(rasch=Subquery(rasch_difficulty, output_field=FloatField()))
-        .values_list("pk", "domain_id", "difficulty", "rasch", "is_active")
+        .annotate(ready=ExpressionWrapper(learner_questions(), output_field=BooleanField()))
+        .values_list("pk", "domain_id", "difficulty", "rasch", "ready")
     )
     test = ExamStatistic.objects.filter(exam=exam, first_mock_only=False).only(
         "ability_mean", "ability_sd", "calibrated"

@@ -7,7 +7,7 @@ from django.db import connection
 from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.functions import Now
 
-from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewCard
+from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewCard, learner_questions
 from exams.room import draw
 from exams.room.access import running_mock_question_ids
 from exams.study import readiness
@@ -358,7 +358,7 @@ def review_outlook(*, user, exam: Exam) -> ReviewOutlook:
     A running mock's questions are left out, as the review draw leaves them out: when a
     card falls due follows whether it was answered right (the key rule).
     """
-    cards = ReviewCard.objects.filter(user=user, question__exam=exam, question__is_active=True).exclude(
+    cards = ReviewCard.objects.filter(learner_questions("question__"), user=user, question__exam=exam).exclude(
         question_id__in=running_mock_question_ids(user)
     )
     counts = cards.aggregate(due_now=Count("pk", filter=Q(due__lte=Now())), due_later=Min("due", filter=Q(due__gt=Now())))

@@ -35,7 +35,7 @@ def test_the_errata_queue_triage_and_question_list_fit_1280_px(browser, live_ser
     with transaction.atomic():
         attempt_finish(attempt=type(attempt).objects.select_for_update().get(pk=attempt.pk), expired=False)
     dispute_report(user=learner, response=attempt.responses.get(question=question),
-                   choice_id=question.choices.get(label="B").pk, reason="B is right.")
+                   choice_ids=[question.choices.get(label="B").pk], reason="B is right.")
     item_statistics_refresh(exam=exam)
 
     teacher = UserFactory(username="teacher", is_staff=True)

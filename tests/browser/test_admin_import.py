@@ -64,3 +64,24 @@ def test_an_instructor_sees_the_bad_line_then_imports_a_good_file(page, live_ser
     expect(page.get_by_text("Created 2 questions in GENM.")).to_be_visible()
     expect(page.get_by_role("link", name="Denoising")).to_be_visible()
     assert set(Question.objects.values_list("title", flat=True)) == {"Denoising", "Charts"}
+
+    # Imported questions are drafts: "Drafts to review" says what each lacks.
+    assert set(Question.objects.values_list("status", flat=True)) == {"draft"}
+    page.get_by_role("link", name="Drafts to review").click()
+    drafts = page.get_by_role("table", name="2 drafts")
+    expect(drafts.get_by_role("row", name="Denoising")).to_contain_text("It has no topic")
+    expect(drafts.get_by_role("row", name="Charts")).to_contain_text("It has no explanation")
+    assert_accessible(page)
+    screenshot(page, "admin-drafts")
+
+    # Marking an incomplete draft ready is refused with its reasons; completing it works.
+    page.get_by_role("checkbox", name="Select “Charts”").check()
+    page.get_by_role("button", name="Mark selected ready").click()
+    expect(page.get_by_text("1 question stays draft:")).to_be_visible()
+    expect(page.get_by_text("“Charts”")).to_contain_text("it has no topic; it has no explanation")
+    page.get_by_role("link", name="Denoising").click()
+    page.get_by_label("Topic:").fill("Diffusion")
+    assert_accessible(page)
+    page.get_by_role("button", name="Save and mark ready").click()
+    expect(page.get_by_text("Marked 1 question ready.")).to_be_visible()
+    assert dict(Question.objects.values_list("title", "status")) == {"Denoising": "ready", "Charts": "draft"}

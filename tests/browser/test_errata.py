@@ -22,7 +22,7 @@ def test_a_confirmed_erratum_regrades_and_the_learner_is_told(browser, live_serv
     attempt_submit(user=learner, attempt_id=attempt.pk)
     question = exam.questions.order_by("pk").first()
     slot = attempt.responses.get(question=question)
-    dispute_report(user=learner, response=slot, choice_id=question.choices.get(label="B").pk, reason="B is the right statement.")
+    dispute_report(user=learner, response=slot, choice_ids=[question.choices.get(label="B").pk], reason="B is the right statement.")
 
     teacher = UserFactory(username="teacher", is_staff=True)
     teacher.groups.add(instructors_group())

@@ -295,14 +295,15 @@ def test_the_cohort_page_shows_mocks_mastery_flags_and_averages(client, instruct
     assert "Members (2)" in page
     # learner: last 62 (not passed), best 80; first domain 5/10 = 50% at risk; second 13/20 = 65% needs review.
     assert "62.0% not passed" in page and "80.0%" in page
-    assert "50.0% <span class=\"subtitle-inline\">(5/10)</span> <span class=\"tag flag-at-risk\">At risk</span>" in page
-    assert "65.0% <span class=\"subtitle-inline\">(13/20)</span> <span class=\"tag flag-needs-review\">Needs review</span>" in page
+    # Each heat cell: mastery and a short flag in sight, the counts and the flag in its text.
+    assert "50.0%<span class=\"heat-mark\">risk</span>" in page and "5 of 10 right, At risk</span>" in page
+    assert "65.0%<span class=\"heat-mark\">review</span>" in page and "13 of 20 right, Needs review</span>" in page
     # other: 8/10 = 80% unflagged; 3 answers is not enough data.
-    assert "80.0% <span class=\"subtitle-inline\">(8/10)</span></td>" in page
+    assert "8 of 10 right</span></td>" in page
     assert "Not enough data (3)" in page
     # Averages over members with enough data: (50 + 80) / 2 = 65; 65 over one member.
-    assert page.count("65.0% <span class=\"subtitle-inline\">of 2</span>") == 1
-    assert "65.0% <span class=\"subtitle-inline\">of 1</span>" in page
+    assert page.count("65.0%<span class=\"heat-mark\">of 2</span>") == 1
+    assert "65.0%<span class=\"heat-mark\">of 1</span>" in page
     assert "/attempts/" not in page, "nothing of a learner beyond the report"
 
     exported = client.get(reverse("cohorts:export_csv", args=[cohort.pk]))

@@ -184,3 +184,52 @@ def test_past_practices_submitted_with_nothing_answered_become_abandoned(django_
         assert (restored.status, restored.score, restored.right_count, restored.total_count) == ("submitted", 0, 0, 2)
     finally:
         migrate_to_latest()
+
+
+def test_every_question_there_before_status_is_ready_and_new_ones_are_drafts():
+    old = migrate(("exams", "0022_i26_abandoned_practice"))
+    try:
+        Exam, Domain, Question = (old.get_model("exams", name) for name in ("Exam", "Domain", "Question"))
+        exam = Exam.objects.create(code="MIG-27", title="Status", question_count=1, time_limit_minutes=10, passing_score=70)
+        domain = Domain.objects.create(exam=exam, name="Only", weight=100, order=1)
+        existing = Question.objects.create(exam=exam, domain=domain, title="Old", stem="Stem")
+
+        new = migrate(("exams", "0025_i27_question_status"))
+        Question = new.get_model("exams", "Question")
+        assert Question.objects.get(pk=existing.pk).status == "ready"
+        with connection.cursor() as cursor:
+            # The database's own default, for rows written without the field (raw SQL, old code).
+            cursor.execute(
+                "INSERT INTO exams_question (exam_id, domain_id, title, topic, exhibit, stem, explanation, sources, "
+                "exclusion_group, idnumber, kind, choose, keep_order, is_active, created_at, updated_at) "
+                "VALUES (%s, %s, 'New', '', '', 'Stem', '', '', '', '', 'single', 1, false, true, now(), now()) RETURNING id",
+                [exam.pk, domain.pk],
+            )
+            added = cursor.fetchone()[0]
+        assert Question.objects.get(pk=added).status == "draft"
+    finally:
+        migrate_to_latest()
+
+
+def test_each_reports_one_choice_becomes_its_set_of_choices():
+    old = migrate(("exams", "0025_i27_question_status"))
+    try:
+        get = old.get_model
+        User = get("auth", "User")
+        exam = get("exams", "Exam").objects.create(code="MIG-D", title="D", question_count=1, time_limit_minutes=10, passing_score=70)
+        domain = get("exams", "Domain").objects.create(exam=exam, name="Only", weight=100, order=1)
+        question = get("exams", "Question").objects.create(exam=exam, domain=domain, title="Q", stem="S")
+        choice = get("exams", "Choice").objects.create(question=question, label="B", text="B", order=2)
+        erratum = get("exams", "Erratum").objects.create(question=question, status="reported", source="learners")
+        named = get("exams", "Dispute").objects.create(erratum=erratum, learner=User.objects.create(username="named"), choice=choice)
+        silent = get("exams", "Dispute").objects.create(erratum=erratum, learner=User.objects.create(username="silent"))
+
+        new = migrate(("exams", "0026_i27_dispute_choices"))
+        Dispute = new.get_model("exams", "Dispute")
+        assert list(Dispute.objects.get(pk=named.pk).choices.values_list("pk", flat=True)) == [choice.pk]
+        assert not Dispute.objects.get(pk=silent.pk).choices.exists()
+
+        back = migrate(("exams", "0025_i27_question_status"))
+        assert back.get_model("exams", "Dispute").objects.get(pk=named.pk).choice_id == choice.pk
+    finally:
+        migrate_to_latest()

@@ -79,7 +79,7 @@ def build_world() -> World:
         practice = services.attempt_start(user=user, exam=exam, mode=AttemptMode.PRACTICE, count=4).attempt
         attempts[user.username] = (mock, practice)
     question = Question.objects.filter(exam=exam).first()
-    dispute_report(user=learner, response=attempts["learner"][0].responses.first(), choice_id=None, reason="Unclear")
+    dispute_report(user=learner, response=attempts["learner"][0].responses.first(), choice_ids=(), reason="Unclear")
     ReviewCard.objects.get_or_create(user=learner, question=question, defaults={"due": "2000-01-01T00:00Z"})
     clients = {"anonymous": Client()}
     for name, user in (("learner", learner), ("instructor", instructor), ("admin", admin)):

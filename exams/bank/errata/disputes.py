@@ -1,13 +1,20 @@
 """Learners' reports on a question: they gather on its one open erratum."""
 
+from collections.abc import Iterable
+
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from exams.models import Choice, Dispute, Erratum, ErratumSource, ErratumStatus, Response
 
 
-def dispute_report(*, user, response: Response, choice_id: int | None, reason: str) -> Dispute:
-    """File or edit the learner's report on a question; reports gather on its one open erratum."""
+def dispute_report(*, user, response: Response, choice_ids: Iterable[int] = (), reason: str) -> Dispute:
+    """File or edit the learner's report on a question; reports gather on its one open erratum.
+
+    `choice_ids` are the choices the learner believes right, as many as the question's
+    Choose N (the form checks); none is "no opinion". Only the slot's own choices count.
+    """
+    choice_ids = [pk for pk in dict.fromkeys(choice_ids) if pk in set(response.choice_order)]
     with transaction.atomic():
         erratum = Erratum.objects.filter(question_id=response.question_id, status=ErratumStatus.REPORTED).first()
         if erratum is None:
@@ -24,6 +31,7 @@ def dispute_report(*, user, response: Response, choice_id: int | None, reason: s
         dispute, _ = Dispute.objects.update_or_create(
             erratum=erratum,
             learner=user,
-            defaults={"choice_id": choice_id, "reason": reason, "response": response, "updated_at": timezone.now()},
+            defaults={"reason": reason, "response": response, "updated_at": timezone.now()},
         )
+        dispute.choices.set(choice_ids)
     return dispute

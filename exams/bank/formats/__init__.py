@@ -6,6 +6,7 @@ from decimal import Decimal
 
 from exams.bounds import (
     DEFAULT_DIFFICULTY,
+    DEFAULT_STATUS,
     DEFAULT_TITLE_LENGTH,
     DIFFICULTIES,
     ERRATUM_POLICIES,
@@ -15,6 +16,7 @@ from exams.bounds import (
     KINDS,
     MAX_CHOICES,
     MIN_CHOICES,
+    STATUSES,
     TEXT_LIMITS,
     TITLE_MAX_LENGTH,
     TOPIC_MAX_LENGTH,
@@ -23,11 +25,13 @@ from exams.letters import choice_label
 
 __all__ = [
     "DEFAULT_DIFFICULTY",
+    "DEFAULT_STATUS",
     "DIFFICULTIES",
     "ERRATUM_POLICIES",
     "ERRATUM_SOURCES",
     "ERRATUM_STATUSES",
     "KINDS",
+    "STATUSES",
     "TRIM",
     "MAX_CHOICES",
     "MIN_CHOICES",
@@ -49,6 +53,7 @@ __all__ = [
     "default_title",
     "escape_markdown",
     "question_problems",
+    "ready_problems",
     "unescape_markdown",
 ]
 
@@ -103,6 +108,9 @@ class ParsedQuestion:
     # JSON carries them; every other format gives "medium" and no review date.
     difficulty: str = DEFAULT_DIFFICULTY
     reviewed_on: date | None = None
+    # Draft or ready (Question.status): only certprep JSON carries it; every other format
+    # gives a draft, and an import lands drafts unless it publishes at once.
+    status: str = DEFAULT_STATUS
 
 
 @dataclass(frozen=True)
@@ -231,6 +239,8 @@ def question_problems(question: ParsedQuestion) -> list[str]:
         problems.append(f"the ID number is longer than {IDNUMBER_MAX_LENGTH} characters ({len(question.idnumber)})")
     if len(question.exclusion_group) > TOPIC_MAX_LENGTH:
         problems.append(f"the exclusion group is longer than {TOPIC_MAX_LENGTH} characters ({len(question.exclusion_group)})")
+    if question.status not in STATUSES:
+        problems.append(f"the status {question.status!r} is not one of {', '.join(STATUSES)}")
     if question.difficulty not in DIFFICULTIES:
         problems.append(f"the difficulty {question.difficulty!r} is not one of {', '.join(DIFFICULTIES)}")
     if len(question.choices) < MIN_CHOICES:
@@ -283,6 +293,27 @@ def question_problems(question: ParsedQuestion) -> list[str]:
     if open_errata > 1:
         problems.append(f"a question has at most one reported (open) erratum, found {open_errata}")
     return problems
+
+
+def ready_problems(question: ParsedQuestion) -> list[str]:
+    """What keeps a question a draft: "Mark ready" and a publishing import refuse it for these.
+
+    A learner who answers a ready question is owed a topic (practice by topic, "try another"),
+    an intended difficulty, an explanation and feedback on every choice, besides the bounds
+    every question keeps (question_problems).
+    """
+    problems = []
+    if not question.topic.strip():
+        problems.append("it has no topic")
+    if question.difficulty not in DIFFICULTIES:
+        problems.append(f"its difficulty {question.difficulty!r} is not one of {', '.join(DIFFICULTIES)}")
+    if not question.explanation.strip():
+        problems.append("it has no explanation")
+    labels = [choice_label(index) for index, choice in enumerate(question.choices) if not choice.feedback.strip()]
+    if labels:
+        many = len(labels) > 1
+        problems.append(f"choice{'s' if many else ''} {', '.join(labels)} {'have' if many else 'has'} no feedback")
+    return problems + [problem for problem in question_problems(question) if "difficulty" not in problem]
 
 
 _EXHIBIT_IMAGE = re.compile(r"!\[[^\]]*\]\(exhibit:([\w.-]+)\)")

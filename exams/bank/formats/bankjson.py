@@ -15,11 +15,13 @@ from typing import Any
 
 from exams.bank.formats import (
     DEFAULT_DIFFICULTY,
+    DEFAULT_STATUS,
     DIFFICULTIES,
     ERRATUM_POLICIES,
     ERRATUM_SOURCES,
     ERRATUM_STATUSES,
     KINDS,
+    STATUSES,
     ExportError,
     FormatError,
     ParsedChoice,
@@ -41,6 +43,7 @@ _FILE_KEYS = ("format", "version", "exam", "questions")
 _QUESTION_KEYS = (
     "title", "topic", "exhibit", "stem", "explanation", "sources", "kind", "choose", "keep_order", "domain",
     "exclusion_group", "choices", "errata", "exhibit_images", "idnumber", "difficulty", "reviewed_on",
+    "status",
 )
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _IMAGE_KEYS = ("name", "data")
@@ -85,6 +88,7 @@ def _question_document(question: ParsedQuestion) -> dict[str, Any]:
         "idnumber": question.idnumber,
         "difficulty": question.difficulty,
         "reviewed_on": question.reviewed_on.isoformat() if question.reviewed_on else None,
+        "status": question.status,
         "choices": [
             {
                 "label": choice_label(index),
@@ -272,6 +276,9 @@ def _read_question(item: Any, *, index: int, report: _Report) -> ParsedQuestion 
     difficulty = check.value(item, "difficulty", "string", default=DEFAULT_DIFFICULTY)
     check.one_of(difficulty, DIFFICULTIES, f"{here}/difficulty")
     reviewed_on = _review_date(check.value(item, "reviewed_on", "string or null", default=None), check=check, pointer=f"{here}/reviewed_on")
+    # A file from before status lands as drafts, as every other format's questions do.
+    question_status = check.value(item, "status", "string", default=DEFAULT_STATUS)
+    check.one_of(question_status, STATUSES, f"{here}/status")
 
     choices = []
     for position, choice_item in enumerate(choice_items):
@@ -362,6 +369,7 @@ def _read_question(item: Any, *, index: int, report: _Report) -> ParsedQuestion 
         idnumber=idnumber,
         difficulty=difficulty,
         reviewed_on=reviewed_on,
+        status=question_status,
     )
     for problem in question_problems(question):
         check.fail(here, problem)

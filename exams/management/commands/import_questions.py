@@ -33,6 +33,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--dry-run", action="store_true", help="Check and summarise; write nothing.")
         parser.add_argument(
+            "--publish",
+            action="store_true",
+            help="Import the questions as ready (drawn at once) instead of as drafts; each must pass the ready "
+            "checks (topic, difficulty, explanation, feedback on every choice) or nothing is imported.",
+        )
+        parser.add_argument(
             "--skip-unsupported",
             action="store_true",
             help="Leave out (and list) GIFT or Moodle XML questions of types certprep does not hold, instead of failing.",
@@ -50,7 +56,10 @@ class Command(BaseCommand):
         target = exam_by_code(exam)
         result = parse_upload(data=data, fmt=fmt, skip_unsupported=skip_unsupported, exam_code=target.code)
         # The operator's own import: no upload cap (MAX_IMPORT_QUESTIONS bounds the admin's).
-        summary = import_bank(exam=target, result=result, default_domain=domain, dry_run=dry_run, max_questions=None)
+        summary = import_bank(
+            exam=target, result=result, default_domain=domain, dry_run=dry_run, max_questions=None,
+            publish=options.get("publish", False),
+        )
         if not summary.ok:
             raise CommandError(f"{path}:\n{summary}")
         self.stdout.write(str(summary))

@@ -4,7 +4,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from accounts.models import Profile
-from exams.models import Attempt, AttemptMode, Domain, Exam, Response
+from exams.models import Attempt, AttemptMode, Domain, Exam, Response, learner_questions
 from exams.room import services
 from exams.room.access import running_mock_question_ids
 
@@ -12,12 +12,12 @@ from exams.room.access import running_mock_question_ids
 def _published_exams(user):
     exams = (
         Exam.objects.filter(is_published=True)
-        .annotate(active_questions=Count("questions", filter=Q(questions__is_active=True)))
+        .annotate(active_questions=Count("questions", filter=learner_questions("questions__")))
         .prefetch_related(
             Prefetch(
                 "domains",
                 queryset=Domain.objects.annotate(
-                    active_questions=Count("questions", filter=Q(questions__is_active=True))
+                    active_questions=Count("questions", filter=learner_questions("questions__"))
                 ),
             )
         )

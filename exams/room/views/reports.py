@@ -13,17 +13,32 @@ from exams.room.access import owned_attempt
 
 
 class ReportForm(forms.Form):
-    choice = forms.TypedChoiceField(
-        coerce=int, required=False, empty_value=None, label="The answer you believe is right (optional)",
-    )
+    choice = forms.TypedMultipleChoiceField(coerce=int, required=False, widget=forms.CheckboxSelectMultiple)
     reason = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 5}), max_length=2000, label="What is wrong with this question?",
         help_text="E.g. the key looks wrong, two answers are right, the wording is unclear. Up to 2,000 characters.",
     )
 
-    def __init__(self, *args, options: list[tuple[int, str]], **kwargs):
+    def __init__(self, *args, options: list[tuple[int, str]], choose: int, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["choice"].choices = [("", "No opinion")] + [(str(position), label) for position, label in options]
+        self.choose = choose
+        field = self.fields["choice"]
+        field.choices = [(str(position), label) for position, label in options]
+        many = "s" if choose > 1 else ""
+        field.label = f"The answer{many} you believe {'are' if choose > 1 else 'is'} right (optional)"
+        field.help_text = (
+            f"This question takes {choose} choice{many}: tick up to {choose}, in the letters you saw. Tick none if you "
+            "have no opinion."
+        )
+
+    def clean_choice(self) -> list[int]:
+        picked = self.cleaned_data["choice"]
+        if len(picked) > self.choose:
+            raise forms.ValidationError(
+                f"This question takes {self.choose} choice{'s' if self.choose > 1 else ''}: tick at most {self.choose} "
+                f"(you ticked {len(picked)})."
+            )
+        return picked
 
 
 @login_required
@@ -48,14 +63,16 @@ def report(request: HttpRequest, attempt_id: int, position: int) -> HttpResponse
     )
     initial = {}
     if existing is not None:
-        initial = {"reason": existing.reason}
-        if existing.choice_id in response.choice_order:
-            initial["choice"] = response.choice_order.index(existing.choice_id) + 1
-    form = ReportForm(request.POST or None, options=options, initial=initial)
+        initial = {
+            "reason": existing.reason,
+            "choice": [
+                response.choice_order.index(choice.pk) + 1 for choice in existing.choices.all() if choice.pk in response.choice_order
+            ],
+        }
+    form = ReportForm(request.POST or None, options=options, choose=response.question.choose, initial=initial)
     if request.method == "POST" and form.is_valid():
-        position_picked = form.cleaned_data["choice"]
-        choice_id = response.choice_order[position_picked - 1] if position_picked else None
-        dispute_report(user=request.user, response=response, choice_id=choice_id, reason=form.cleaned_data["reason"])
+        choice_ids = [response.choice_order[position - 1] for position in form.cleaned_data["choice"]]
+        dispute_report(user=request.user, response=response, choice_ids=choice_ids, reason=form.cleaned_data["reason"])
         messages.success(request, "Thank you: your report is with the instructors. You can edit it until they decide.")
         return redirect(results_url if attempt.is_finished else question_url)
     return render(

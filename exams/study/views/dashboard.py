@@ -96,7 +96,7 @@ def _export_bookmarks(user) -> list[dict]:
     # The key rule's one source (exams.room.access): a mock past its grace counts as ended there too.
     in_running_mock = running_mock_question_ids(user).filter(question_id=OuterRef("question_id"))
     rows = (
-        Bookmark.objects.filter(user=user).annotate(hidden=Exists(in_running_mock))
+        Bookmark.objects.for_user(user).annotate(hidden=Exists(in_running_mock))
         .order_by("question_id").values("question_id", "question__title", "note", "hidden", "created_at", "updated_at")
     )
     return [

@@ -32,7 +32,7 @@ def disputed(learner, other_learner):
     question = exam.questions.first()
     for user, attempt in zip((learner, other_learner), attempts, strict=True):
         slot = attempt.responses.get(question=question)
-        dispute_report(user=user, response=slot, choice_id=question.choices.get(label="B").pk, reason="B is right")
+        dispute_report(user=user, response=slot, choice_ids=[question.choices.get(label="B").pk], reason="B is right")
     return question, attempts
 
 
@@ -328,7 +328,7 @@ def test_triage_takes_the_same_queries_for_2_and_8_reports(instructor_client):
             user = UserFactory(username=f"r{reporters}-{index}")
             attempt = answered_and_finished(user, exam, pick_label="A")
             dispute_report(user=user, response=attempt.responses.get(question=question),
-                           choice_id=question.choices.get(label="B").pk, reason="B")
+                           choice_ids=[question.choices.get(label="B").pk], reason="B")
         url = reverse("admin:exams_erratum_decide", args=[Erratum.objects.get(question=question).pk])
         instructor_client.get(url)  # caches (content types, permissions) warm
         with CaptureQueriesContext(connection) as queries:

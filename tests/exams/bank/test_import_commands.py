@@ -156,12 +156,17 @@ def round_trip(*, source: Exam, target: Exam, fmt: str, tmp_path, extra=()) -> N
 
 
 def test_json_round_trip_of_the_nca_genm_bank_is_lossless(nca_genm, fresh_copy, tmp_path):
+    # One draft among the ready questions: status travels too (a draft stays a draft).
+    draft = nca_genm.questions.active().order_by("pk").last()
+    Question.objects.filter(pk=draft.pk).update(status="draft")
     before = export_bank(exam=nca_genm)
 
     round_trip(source=nca_genm, target=fresh_copy, fmt="json", tmp_path=tmp_path)
 
     after = export_bank(exam=fresh_copy)
-    assert len(after) == len(before) == nca_genm.questions.active().count()
+    assert len(after) == len(before) == nca_genm.questions.filter(is_active=True).count()
+    assert [question.status for question in after] == [question.status for question in before]
+    assert [question.title for question in after if question.status == "draft"] == [draft.title]
     for original, imported in zip(before, after):
         # Field by field first, so a failure names what was lost.
         assert (imported.title, imported.domain, imported.topic) == (original.title, original.domain, original.topic)
@@ -200,11 +205,12 @@ def test_gift_round_trip_keeps_everything_gift_can_hold(nca_genm, fresh_copy, tm
     assert len(after) == len(before)
     assert sum(bool(original.topic) for original in before) == len(before)
     for original, imported in zip(before, after):
-        # GIFT has no place for keep_order, errata, exclusion groups, difficulty or a review
-        # date (an import gives medium and none); everything else comes back.
+        # GIFT has no place for keep_order, errata, exclusion groups, difficulty, a review
+        # date or a status (an import gives medium, none and a draft); everything else comes back.
         stem = f"{original.exhibit.strip()}\n\n{original.stem}" if original.exhibit else original.stem
         expected = replace(
-            original, keep_order=False, errata=(), exclusion_group="", exhibit="", stem=stem, difficulty="medium", reviewed_on=None
+            original, keep_order=False, errata=(), exclusion_group="", exhibit="", stem=stem, difficulty="medium", reviewed_on=None,
+            status="draft",
         )
         assert imported == expected, original.title
 
@@ -220,8 +226,8 @@ def test_moodle_xml_round_trip_keeps_everything_but_errata(nca_genm, fresh_copy,
     after = export_bank(exam=fresh_copy)
     assert len(after) == len(before)
     for original, imported in zip(before, after):
-        # Moodle XML has no place for errata, difficulty or a review date: medium and none.
-        assert imported == replace(original, errata=(), difficulty="medium", reviewed_on=None), original.title
+        # Moodle XML has no place for errata, difficulty, a review date or a status: medium, none, a draft.
+        assert imported == replace(original, errata=(), difficulty="medium", reviewed_on=None, status="draft"), original.title
     assert [question.idnumber for question in after if question.idnumber] == ["GENM & 1"]
 
 
@@ -248,7 +254,7 @@ def test_aiken_round_trip_of_the_single_answer_questions(nca_genm, fresh_copy, t
         assert answer == f"ANSWER: {chr(65 + [choice.is_correct for choice in original.choices].index(True))}"
         assert (imported.kind, imported.choose, imported.domain) == ("single", 1, "Experimentation")
         assert imported.explanation == "" and all(choice.feedback == "" for choice in imported.choices)
-        assert (imported.difficulty, imported.reviewed_on) == ("medium", None)
+        assert (imported.difficulty, imported.reviewed_on, imported.status) == ("medium", None, "draft")
     # Exporting the imported copy gives the same Aiken file again.
     assert write_export(exam=fresh_copy, fmt="aiken") == aiken
 

@@ -245,7 +245,8 @@ class TestReports:
         learner_client.post(url, {"choice": "3", "reason": "On reflection, C."})
         dispute = Dispute.objects.get()
         slot = attempt.responses.get(position=1)
-        assert dispute.choice_id == slot.choice_order[2] and dispute.reason == "On reflection, C."
+        assert list(dispute.choices.values_list("pk", flat=True)) == [slot.choice_order[2]]
+        assert dispute.reason == "On reflection, C."
         erratum = dispute.erratum
         assert (erratum.status, erratum.source, erratum.question_id) == (ErratumStatus.REPORTED, ErratumSource.LEARNERS, slot.question_id)
 
@@ -257,7 +258,7 @@ class TestReports:
             slot = attempt.responses.get(question=question)
             attempt.record_answer(response=slot, choice_ids=[question.choices.get(label="A").pk])
             services.attempt_check(attempt=attempt, response=slot)
-            dispute_report(user=user, response=slot, choice_id=question.choices.get(label="B").pk, reason="B")
+            dispute_report(user=user, response=slot, choice_ids=[question.choices.get(label="B").pk], reason="B")
         erratum = Erratum.objects.get(question=question)
         assert erratum.disputes.count() == 2
 

@@ -16,6 +16,7 @@ from exams.bank.formats import (
     ERRATUM_SOURCES,
     ERRATUM_STATUSES,
     KINDS,
+    STATUSES,
     ExportError,
     ParsedChoice,
     ParsedErratum,
@@ -94,6 +95,7 @@ def test_the_writer_lays_out_the_documented_format():
                 "idnumber": "",
                 "difficulty": "medium",
                 "reviewed_on": None,
+                "status": "draft",
                 "choices": [
                     {"label": "A", "text": "Noise", "is_correct": True, "feedback": "Yes."},
                     {"label": "B", "text": "Signal", "is_correct": False, "feedback": "No."},
@@ -126,13 +128,14 @@ def test_reading_gives_back_the_questions_and_the_exam_code():
 def test_optional_keys_take_their_defaults():
     data = document()
     question = data["questions"][0]
-    for key in ("explanation", "choose", "keep_order", "domain", "errata", "difficulty", "reviewed_on"):
+    for key in ("explanation", "choose", "keep_order", "domain", "errata", "difficulty", "reviewed_on", "status"):
         del question[key]
     for choice in question["choices"]:
         del choice["feedback"]
     (parsed,) = parse_document(data).questions
     assert (parsed.explanation, parsed.choose, parsed.keep_order) == ("", 1, False)
     assert (parsed.difficulty, parsed.reviewed_on) == ("medium", None), "a file from before difficulty reads as medium, never reviewed"
+    assert parsed.status == "draft", "a file from before status lands as a draft"
     assert (parsed.domain, parsed.errata) == (None, ())
     assert all(choice.feedback == "" for choice in parsed.choices)
 
@@ -279,6 +282,7 @@ def test_the_schema_enums_match_the_code():
     definitions = schema()["$defs"]
     assert tuple(definitions["question"]["properties"]["kind"]["enum"]) == KINDS
     assert tuple(definitions["question"]["properties"]["difficulty"]["enum"]) == DIFFICULTIES
+    assert tuple(definitions["question"]["properties"]["status"]["enum"]) == STATUSES
     erratum = definitions["erratum"]["properties"]
     assert tuple(erratum["source"]["enum"]) == ERRATUM_SOURCES
     assert tuple(erratum["status"]["enum"]) == ERRATUM_STATUSES
@@ -369,6 +373,7 @@ def bank_questions(draw) -> ParsedQuestion:
         errata=errata,
         difficulty=draw(st.sampled_from(DIFFICULTIES)),
         reviewed_on=draw(st.one_of(st.none(), st.dates(min_value=date(2000, 1, 1), max_value=date(2100, 12, 31)))),
+        status=draw(st.sampled_from(STATUSES)),
     )
 
 
