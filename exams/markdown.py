@@ -34,6 +34,22 @@ def render_markdown(text: str, exhibits_of: int | None = None) -> SafeString:
     return _clean(_markdown.render(text))
 
 
+# An image in the cleaned HTML (nh3 writes attributes double-quoted and escaped).
+_IMAGE = re.compile(r'<img\b[^>]*?\bsrc="([^"]+)"[^>]*>')
+
+
+@lru_cache(maxsize=4096)
+def render_exhibit(text: str, question_id: int) -> SafeString:
+    """A question's exhibit: its images fit the width and open full size in a new tab on a
+    click or a tap, so a chart's labels can be read on a phone (a plain link: no script)."""
+    html = render_markdown(text, exhibits_of=question_id)
+    return mark_safe(_IMAGE.sub(
+        lambda m: f'<a class="exhibit-image" href="{m.group(1)}" target="_blank" rel="noopener">{m.group(0)}'
+        '<span class="exhibit-open">Open full size<span class="visually-hidden"> (new tab)</span></span></a>',
+        html,
+    ))
+
+
 @lru_cache(maxsize=4096)
 def render_inline_markdown(text: str) -> SafeString:
     """Markdown of one line (a choice, a feedback line): code, emphasis, links; no blocks."""

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from exams.bounds import TEXT_LIMITS
-from exams.markdown import render_markdown
+from exams.markdown import render_exhibit, render_markdown
 
 
 class Exam(models.Model):
@@ -342,7 +342,7 @@ class QuestionVersion(models.Model):
 
     @property
     def exhibit_html(self) -> str:
-        return render_markdown(self.content.get("exhibit", ""), exhibits_of=self.question_id)
+        return render_exhibit(self.content.get("exhibit", ""), self.question_id) if self.content.get("exhibit") else ""
 
     @property
     def sources_html(self) -> str:

@@ -680,3 +680,22 @@
   init();
   setInterval(tick, 250);
 })();
+
+// ---- A jump to a question inside a closed group opens the group ----------------------
+// (Chromium opens it by itself; this covers the browsers that do not.)
+(function () {
+  function reveal() {
+    const id = decodeURIComponent(window.location.hash.slice(1));
+    const target = id && document.getElementById(id);
+    if (!target) return;
+    let group = target.closest("details:not([open])");
+    if (!group) return;
+    while (group) {
+      group.open = true;
+      group = group.parentElement && group.parentElement.closest("details:not([open])");
+    }
+    target.scrollIntoView();
+  }
+  window.addEventListener("hashchange", reveal);
+  reveal();
+})();
