@@ -34,6 +34,16 @@ def render_markdown(text: str, exhibits_of: int | None = None) -> SafeString:
     return _clean(_markdown.render(text))
 
 
+# A bare web address in a source ("checked against https://…"), not one already a link's target.
+_BARE_URL = re.compile(r"(?<![(<\w/\]])(https?://[^\s<>()\[\]]+[^\s<>()\[\].,;:!?'\"])")
+
+
+@lru_cache(maxsize=4096)
+def render_sources(text: str) -> SafeString:
+    """A question's sources ("Learn more"): Markdown, and a web address written bare is a link too."""
+    return render_markdown(_BARE_URL.sub(r"<\1>", text or ""))
+
+
 # An image in the cleaned HTML (nh3 writes attributes double-quoted and escaped).
 _IMAGE = re.compile(r'<img\b[^>]*?\bsrc="([^"]+)"[^>]*>')
 

@@ -138,3 +138,17 @@ def test_exhibits_show_with_their_questions_and_open_full_size(learner_client, l
     assert f'<a class="exhibit-image" href="{image}" target="_blank" rel="noopener"><img src="{image}" alt="Validation loss falls to 1.6 by step 2,000">' in figure.group(1)
     assert "Open full size" in figure.group(1) and "<td>2.1</td>" in figure.group(1)
     assert learner_client.get(image).status_code == 200
+
+
+def test_sources_that_name_a_web_address_are_links(learner_client, learner):
+    exam = exam_with_bank(weights=(100,), per_domain=10)
+    exam.questions.update(sources=(
+        "- [Triton model configuration](https://docs.nvidia.com/deeplearning/triton-inference-server/) — checked 2026-11\n"
+        "- NeMo guide, https://docs.nvidia.com/nemo-framework/ (checked 2026-11)"
+    ))
+    attempt = attempt_start(user=learner, exam=exam).attempt
+    attempt_submit(user=learner, attempt_id=attempt.pk)
+    page = learner_client.get(reverse("exams:results", args=[attempt.pk])).content.decode()
+    learn_more = re.search(r'<div class="learn-more">(.*?)</div>', page, re.S).group(1)
+    assert '<a href="https://docs.nvidia.com/deeplearning/triton-inference-server/" rel="noopener noreferrer nofollow">Triton model configuration</a>' in learn_more
+    assert '<a href="https://docs.nvidia.com/nemo-framework/" rel="noopener noreferrer nofollow">' in learn_more
