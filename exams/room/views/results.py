@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
 
 from exams.models import Attempt, AttemptMode
 from exams.room import grading, navigation, reading, report, services
@@ -78,6 +79,7 @@ FILTERS = {"all": "All questions", "wrong": "Wrong or unanswered", "flagged": "F
 
 
 @login_required
+@vary_on_headers("HX-Request")  # the list alone or the whole page, at one address: caches keep both apart
 def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
     with transaction.atomic():
         attempt = owned_attempt(request.user, attempt_id, for_update=True, with_clock=True)
@@ -112,7 +114,7 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
         ).first(),
         "held_count": sum(response.held for response in responses),
     }
-    if request.htmx:
+    if request.htmx and not request.htmx.history_restore_request:
         # A filter swaps the questions in place: the score, table and chart above stay as they are.
         return render(request, "exams/results.html#questions", context)
     previous = report.previous_attempt(attempt)

@@ -99,6 +99,10 @@ def test_filters_are_plain_links_to_the_list_and_htmx_swaps_only_the_list(learne
     assert "domain-results" not in part and "<html" not in part
     assert part.count('class="result-item') == 1 and 'aria-current="page">Flagged<' in part
     assert len(partial.captured_queries) < len(whole.captured_queries)
+    assert "HX-Request" in response["Vary"]
+    # Going back to a pushed address whose snapshot htmx lost asks for the whole page.
+    restored = learner_client.get(url, {"show": "flagged"}, headers={**HTMX, "HX-History-Restore-Request": "true"})
+    assert "domain-results" in restored.content.decode()
 
 
 def test_a_question_changed_by_a_correction_is_marked_in_the_grid(learner_client, learner):
