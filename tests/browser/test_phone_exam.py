@@ -68,6 +68,8 @@ def first_screen_problems(page, width: int, height: int) -> list[str]:
         problems.append(f"timer at {timer['y']:.0f}, save status at {status['y']:.0f}")
     if page.locator("#save-detail").bounding_box() is not None and page.locator("#save-detail").bounding_box()["height"] > 0:
         problems.append("the empty status line takes room")
+    if page.locator("#question-actions").bounding_box()["height"] > 80:  # one row: 44 px and its padding
+        problems.append("the button bar takes two rows")
     if page.evaluate("document.documentElement.scrollWidth") > width:
         problems.append("scrolls sideways")
     return problems
