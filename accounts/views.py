@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from accounts.forms import LoginForm, ProfileForm, SignUpForm, time_zone_names
 from accounts.models import Profile
@@ -38,6 +39,11 @@ def signup(request: HttpRequest) -> HttpResponse:
         profile.save(update_fields=["time_zone"])
         login(request, user, backend="accounts.backends.ModelBackend")
         remember_time_zone(request, profile.time_zone)
+        # "Sign up to start" on an exam's page comes back to that page (only to a page of this site).
+        after = request.GET.get("next", "")
+        if after and url_has_allowed_host_and_scheme(after, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+            messages.success(request, f"Welcome, {user.username}.")
+            return redirect(after)
         messages.success(request, f"Welcome, {user.username}. Pick an exam to start.")
         return redirect("exams:catalogue")
     return render(

@@ -34,6 +34,32 @@ def render_markdown(text: str, exhibits_of: int | None = None) -> SafeString:
     return _clean(_markdown.render(text))
 
 
+# A bare web address in a source ("checked against https://…"), not one already a link's target.
+_BARE_URL = re.compile(r"(?<![(<\w/\]])(https?://[^\s<>()\[\]]+[^\s<>()\[\].,;:!?'\"])")
+
+
+@lru_cache(maxsize=4096)
+def render_sources(text: str) -> SafeString:
+    """A question's sources ("Learn more"): Markdown, and a web address written bare is a link too."""
+    return render_markdown(_BARE_URL.sub(r"<\1>", text or ""))
+
+
+# An image in the cleaned HTML (nh3 writes attributes double-quoted and escaped).
+_IMAGE = re.compile(r'<img\b[^>]*?\bsrc="([^"]+)"[^>]*>')
+
+
+@lru_cache(maxsize=4096)
+def render_exhibit(text: str, question_id: int) -> SafeString:
+    """A question's exhibit: its images fit the width and open full size in a new tab on a
+    click or a tap, so a chart's labels can be read on a phone (a plain link: no script)."""
+    html = render_markdown(text, exhibits_of=question_id)
+    return mark_safe(_IMAGE.sub(
+        lambda m: f'<a class="exhibit-image" href="{m.group(1)}" target="_blank" rel="noopener">{m.group(0)}'
+        '<span class="exhibit-open">Open full size<span class="visually-hidden"> (new tab)</span></span></a>',
+        html,
+    ))
+
+
 @lru_cache(maxsize=4096)
 def render_inline_markdown(text: str) -> SafeString:
     """Markdown of one line (a choice, a feedback line): code, emphasis, links; no blocks."""

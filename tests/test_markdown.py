@@ -31,3 +31,19 @@ def test_ordinary_markdown_renders():
 
 def test_links_get_a_safe_rel():
     assert 'rel="noopener noreferrer nofollow"' in render_markdown("[docs](https://docs.nvidia.com)")
+
+
+def test_sources_that_name_a_web_address_are_links():
+    from exams.markdown import render_sources
+
+    html = render_sources(
+        '- [Radford et al. (2021), "CLIP"](https://arxiv.org/abs/2103.00020) — checked against arXiv 2103.00020v1, 2026-11\n'
+        "- NeMo user guide, https://docs.nvidia.com/nemo-framework/user-guide/latest/ (checked 2026-11).\n"
+        "- A book with no address"
+    )
+    assert html.count("<a ") == 2
+    assert '<a href="https://arxiv.org/abs/2103.00020" rel="noopener noreferrer nofollow">Radford et al. (2021), "CLIP"</a>' in html
+    assert '<a href="https://docs.nvidia.com/nemo-framework/user-guide/latest/" rel="noopener noreferrer nofollow">' in html
+    assert "A book with no address" in html
+    # Only http and https addresses become links.
+    assert "href" not in render_sources("javascript:alert(1), ftp://files.example/x")

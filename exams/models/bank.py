@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from exams.bounds import TEXT_LIMITS
-from exams.markdown import render_markdown
+from exams.markdown import render_exhibit, render_markdown, render_sources
 
 
 class Exam(models.Model):
@@ -370,11 +370,11 @@ class QuestionVersion(models.Model):
 
     @property
     def exhibit_html(self) -> str:
-        return render_markdown(self.content.get("exhibit", ""), exhibits_of=self.question_id)
+        return render_exhibit(self.content.get("exhibit", ""), self.question_id) if self.content.get("exhibit") else ""
 
     @property
     def sources_html(self) -> str:
-        return render_markdown(self.content.get("sources", ""))
+        return render_sources(self.content.get("sources", ""))
 
     def choice_text(self, choice_id: int) -> str:
         return self.content["choices"].get(str(choice_id), {}).get("text", "")

@@ -1,5 +1,5 @@
 """What a finished attempt's results page reads: the previous attempt, the per-domain table, the answered questions."""
-from django.db.models import Exists, OuterRef, Prefetch, Q
+from django.db.models import Exists, OuterRef, Prefetch
 
 from exams.models import Attempt, Bookmark, Erratum, ErratumStatus, learner_questions
 from exams.room import grading
@@ -34,24 +34,17 @@ def domain_table(*, attempt: Attempt, previous: Attempt | None, domains) -> list
     return table
 
 
-def answered(*, attempt: Attempt, user, shown: str, domain) -> tuple[list, dict]:
-    """The attempt's slots as the filter shows them (each marked `held` and `bookmarked`), and
-    the confirmed errata on its questions, latest last."""
+def answered(*, attempt: Attempt, user) -> tuple[list, dict]:
+    """Every slot of the attempt (each marked `held` and `bookmarked`), and the confirmed
+    errata on its questions, latest last. The page filters them (`listed`): the question grid
+    needs every slot whatever the filter, and one read costs the same as a filtered one."""
     responses = (
         attempt.responses.select_related("version", "question", "domain")
         .annotate(bookmarked=Exists(Bookmark.objects.filter(user=user, question=OuterRef("question_id"))))
         .prefetch_related("picks", "strikes", Prefetch("question__choices"))
         .order_by("position")
     )
-    # The key rule: questions also in a running mock show neither key nor verdict. They are
-    # listed under "wrong" whatever their grade, so the filter gives nothing away either.
     held = running_mock_question_ids(user)
-    if shown == "wrong":
-        responses = responses.filter(~Q(is_correct=True) | Q(question_id__in=held))
-    elif shown == "flagged":
-        responses = responses.filter(flagged=True)
-    if domain is not None:
-        responses = responses.filter(domain=domain)
     errata = {
         erratum.question_id: erratum
         for erratum in Erratum.objects.filter(
@@ -59,6 +52,32 @@ def answered(*, attempt: Attempt, user, shown: str, domain) -> tuple[list, dict]
         ).select_related("corrected_version").prefetch_related("published_key").order_by("decided_at", "pk")
     }
     return list(responses.annotate(held=Exists(held.filter(question_id=OuterRef("question_id"))))), errata
+
+
+def listed(response, *, shown: str, domain_id: int | None) -> bool:
+    """Whether a filter ("all", "wrong", "flagged", and a domain or none) lists this slot.
+
+    The key rule: questions also in a running mock show neither key nor verdict. They are
+    listed under "wrong" whatever their grade, so the filter gives nothing away either.
+    """
+    if domain_id is not None and response.domain_id != domain_id:
+        return False
+    if shown == "wrong":
+        return response.held or response.is_correct is not True
+    if shown == "flagged":
+        return response.flagged
+    return True
+
+
+def verdict(response) -> str:
+    """A slot's state in the learner's words: held, right, void, wrong or unanswered."""
+    if response.held:
+        return "held"
+    if response.is_correct:
+        return "right"
+    if response.is_correct is None:
+        return "void"
+    return "wrong" if response.answered_at else "unanswered"
 
 
 def wrong_count(attempt: Attempt, *, held: frozenset[int] = frozenset()) -> int:

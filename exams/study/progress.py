@@ -389,7 +389,8 @@ def trend_chart(trend: list[Attempt], passing_score: int, *, held: frozenset[int
     """
     if not trend:
         return None
-    left, top, width, height = 56, 10, 500, 180
+    # The left margin holds "100%" at the phone's larger label size (22 units), not just the desktop's.
+    left, top, width, height = 72, 16, 500, 180
     step = width / max(1, len(trend) - 1)
     dated = _dated_indexes(len(trend), most=5)
     points = []

@@ -326,6 +326,11 @@
     element.classList.toggle("is-saved", state === "saved");
     element.classList.toggle("is-failed", state === "failed");
     if (more) more.textContent = detail;
+    // No move waits any more (it failed for good, or the session ended): no button is busy.
+    if (!queue.some((entry) => entry.isMove)) {
+      const form = mainForm();
+      if (form) for (const busy of form.querySelectorAll("[aria-busy]")) busy.removeAttribute("aria-busy");
+    }
     // How many requests wait: read by the browser tests to know when the page is idle.
     const attempt = document.getElementById("attempt");
     if (attempt) attempt.dataset.queued = String(queue.length);
@@ -360,6 +365,7 @@
     const newer = [...queue].reverse().find((queued) => queued.position === Number(fresh.dataset.position));
     if (newer) applyState(fresh, newer.state);
     form.replaceWith(fresh);
+    foldTallExhibits(fresh);
     if (url && moved) history.pushState({}, "", url);
     document.title = document.title.replace(/^Question \d+/, `Question ${fresh.dataset.position}`);
     // The new question's heading (or the verdict after a check) takes focus and is
@@ -479,7 +485,11 @@
       lockAnswer(form);
     } else if (button.name === "go") {
       if (button.value === "stay") enqueue(form, {});
-      else enqueue(form, { go: button.value });
+      else {
+        // Busy until the question it goes to is drawn (which replaces this button).
+        button.setAttribute("aria-busy", "true");
+        enqueue(form, { go: button.value });
+      }
     }
   });
 
@@ -653,7 +663,21 @@
   }
   window.addEventListener("resize", measureStickyBars);
 
+  // An exhibit taller than half the screen folds behind "Show exhibit", so the question
+  // and its choices start on the first screen; one tap shows it.
+  function foldTallExhibits(root) {
+    for (const fold of root.querySelectorAll("details.exhibit-fold[open]:not(.is-measured)")) {
+      fold.classList.add("is-measured");
+      const figure = fold.querySelector(".exhibit");
+      if (figure && figure.offsetHeight > window.innerHeight * 0.5) {
+        fold.classList.add("is-tall");
+        fold.open = false;
+      }
+    }
+  }
+
   function init() {
+    foldTallExhibits(document);
     measureStickyBars();
     // Sign-up: the account starts in the browser's own time zone.
     const zone = document.querySelector("input[data-browser-time-zone]");
@@ -679,4 +703,23 @@
 
   init();
   setInterval(tick, 250);
+})();
+
+// ---- A jump to a question inside a closed group opens the group ----------------------
+// (Chromium opens it by itself; this covers the browsers that do not.)
+(function () {
+  function reveal() {
+    const id = decodeURIComponent(window.location.hash.slice(1));
+    const target = id && document.getElementById(id);
+    if (!target) return;
+    let group = target.closest("details:not([open])");
+    if (!group) return;
+    while (group) {
+      group.open = true;
+      group = group.parentElement && group.parentElement.closest("details:not([open])");
+    }
+    target.scrollIntoView();
+  }
+  window.addEventListener("hashchange", reveal);
+  reveal();
 })();

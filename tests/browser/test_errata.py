@@ -60,6 +60,8 @@ def test_a_confirmed_erratum_regrades_and_the_learner_is_told(browser, live_serv
     expect(learner_page.get_by_text(f"changed from 0.0% to 10.0% after a correction to “{question.title}”")).to_be_visible()
     learner_page.get_by_role("link", name=re.compile("timed mock of")).click()
     expect(learner_page.get_by_text("changed from 0.0% to 10.0% after a correction")).to_be_visible()
+    # The question grid marks the corrected question and jumps to it, opening its domain's group.
+    learner_page.get_by_role("link", name=re.compile("changed by a correction")).click()
     expect(learner_page.get_by_text("The published key named the wrong statement; B is right.")).to_be_visible()
     expect(learner_page.get_by_text("B is right: the statement in A is reversed.")).to_be_visible()
     expect(learner_page.get_by_text("Not this one: the published key named it by mistake.")).to_be_visible()

@@ -59,6 +59,8 @@ def test_a_drill_from_the_weakest_domain_moves_mastery_and_reviews(page, live_se
     page.get_by_role("link", name="Session complete: see results").click()
     expect(page.get_by_text("7 of 10 right")).to_be_visible()
 
+    # The questions sit in their domain's group, closed until opened.
+    page.locator("details.domain-group > summary").first.click()
     page.get_by_role("link", name="Report a problem with this question").first.click()
     expect(page.get_by_role("heading", name="Report a problem")).to_be_visible()
     assert_accessible(page)

@@ -317,7 +317,7 @@ def _question_page(request: HttpRequest, shown: reading.Shown) -> HttpResponse:
 
 def _saved_in_place(request: HttpRequest, item: dict, seconds_left: float | None, *, finished: bool = False) -> HttpResponse:
     """A save of the slot on screen: "Saved" and its navigator item, the question not redrawn."""
-    html = render_to_string("exams/attempt.html#save-status", {"saved": True}, request) + _navigator_button(
+    html = render_to_string("exams/_save_status.html", {"saved": True}, request) + _navigator_button(
         item, item["position"], oob=True
     )
     page = HttpResponse(html)

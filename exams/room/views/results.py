@@ -1,4 +1,5 @@
 """The end of an attempt: its review page, the submit, the results, practising what went wrong."""
+from collections import Counter
 from decimal import Decimal
 
 from django.contrib import messages
@@ -8,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
 
 from exams.models import Attempt, AttemptMode, ExamStatistic
 from exams.room import grading, navigation, reading, report, services
@@ -71,10 +73,13 @@ def _confirm_page(request: HttpRequest, attempt: Attempt) -> HttpResponse:
     )
 
 
+# How a domain's group sums up its questions, in this order (held ones say no verdict).
+TALLY = [("right", "right"), ("wrong", "wrong"), ("unanswered", "unanswered"), ("void", "not counted"), ("held", "held")]
 FILTERS = {"all": "All questions", "wrong": "Wrong or unanswered", "flagged": "Flagged"}
 
 
 @login_required
+@vary_on_headers("HX-Request")  # the list alone or the whole page, at one address: caches keep both apart
 def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
     with transaction.atomic():
         attempt = owned_attempt(request.user, attempt_id, for_update=True, with_clock=True)
@@ -94,36 +99,42 @@ def results(request: HttpRequest, attempt_id: int) -> HttpResponse:
         domains = domains.filter(pk__in=attempt.responses.values("domain_id"))
     domains = list(domains)
     chosen_domain = next((d for d in domains if str(d.pk) == request.GET.get("domain")), None)
-    previous = report.previous_attempt(attempt)
+    responses, errata = report.answered(attempt=attempt, user=request.user)
     # The key rule for totals: a score or domain count that includes a question the running
     # mock holds is shown as held, and so is a change measured from one.
     held = held_back(request.user)
+    context = {
+        "attempt": attempt,
+        "exam": attempt.exam,
+        "shown": shown,
+        "filters": FILTERS,
+        "domains": domains,
+        "chosen_domain": chosen_domain,
+        **_questions(responses, errata, domains=domains, shown=shown, chosen_domain=chosen_domain),
+        "wrong_count": report.wrong_count(attempt, held=held.question_ids),
+        "practice_in_progress": Attempt.objects.in_progress().filter(
+            user=request.user, exam=attempt.exam, mode=AttemptMode.PRACTICE
+        ).first(),
+        "held_count": sum(response.held for response in responses),
+    }
+    if request.htmx and not request.htmx.history_restore_request:
+        # A filter swaps the questions in place: the score, table and chart above stay as they are.
+        return render(request, "exams/results.html#questions", context)
+    previous = report.previous_attempt(attempt)
     table = [
         _held_row(row, held=held, attempt=attempt, previous=previous)
         for row in report.domain_table(attempt=attempt, previous=previous, domains=domains)
     ]
-    responses, errata = report.answered(attempt=attempt, user=request.user, shown=shown, domain=chosen_domain)
     return render(
         request,
         "exams/results.html",
         {
-            "attempt": attempt,
-            "exam": attempt.exam,
+            **context,
             "table": table,
             "chart": _chart(table, attempt.exam.passing_score),
             "previous": previous,
             # No column of dashes: a change shows only where a domain has one.
             "show_change": any(row["change"] is not None for row in table),
-            "items": [result_item(r, errata.get(r.question_id), held=r.held) for r in responses],
-            "shown": shown,
-            "filters": FILTERS,
-            "domains": domains,
-            "chosen_domain": chosen_domain,
-            "wrong_count": report.wrong_count(attempt, held=held.question_ids),
-            "practice_in_progress": Attempt.objects.in_progress().filter(
-                user=request.user, exam=attempt.exam, mode=AttemptMode.PRACTICE
-            ).first(),
-            "held_count": sum(response.held for response in responses),
             "score_held": held.attempt(attempt.pk),
             "held_text": HELD_TEXT,
             # A correction's notice waits while the mock holds this attempt's score or its question.
@@ -144,6 +155,45 @@ def _held_row(row: dict, *, held: Held, attempt: Attempt, previous: Attempt | No
     if previous is not None and held.domain(previous.pk, domain_id):
         row = dict(row, before=None)
     return dict(row, percent=_domain_percent(row["right"], row["total"]), change=_change(row), held=False)
+
+
+def _questions(responses: list, errata: dict, *, domains: list, shown: str, chosen_domain) -> dict:
+    """The question grid (every slot, whatever the filter) and the listed questions grouped by domain.
+
+    A grid cell whose question the filter leaves out links to the whole list at that question.
+    Groups start closed unless the learner narrowed the list (a filter or a domain): then
+    they asked to see those questions.
+    """
+    domain_id = chosen_domain.pk if chosen_domain else None
+    grid, by_domain = [], {}
+    for response in responses:
+        state = report.verdict(response)
+        is_listed = report.listed(response, shown=shown, domain_id=domain_id)
+        corrected = not response.held and response.question_id in errata
+        notes = [state] + (["flagged"] if response.flagged else []) + (["changed by a correction"] if corrected else [])
+        grid.append({
+            "position": response.position, "state": state, "flagged": response.flagged, "corrected": corrected,
+            "label": f"Question {response.position}: " + ", ".join(notes),
+            "href": f"#q-{response.position}" if is_listed else f"?show=all#q-{response.position}",
+        })
+        if is_listed:
+            item = result_item(response, None if response.held else errata.get(response.question_id), held=response.held)
+            item["state"] = state
+            by_domain.setdefault(response.domain_id, []).append(item)
+    narrowed = shown != "all" or chosen_domain is not None
+    groups = []
+    # A slot keeps the domain it was drawn in; one the exam no longer lists still shows, last.
+    known = {domain.pk for domain in domains}
+    extra = [items[0]["response"].domain for pk, items in by_domain.items() if pk not in known]
+    for domain in [*domains, *extra]:
+        items = by_domain.get(domain.pk, [])
+        if not items:
+            continue
+        states = Counter(item["state"] for item in items)
+        tally = ", ".join(f"{states[state]} {word}" for state, word in TALLY if states[state])
+        count = f"{len(items)} question{'s' if len(items) != 1 else ''}"
+        groups.append({"domain": domain, "items": items, "tally": f"{count}: {tally}", "open": narrowed})
+    return {"grid": grid, "groups": groups, "listed_count": sum(len(group["items"]) for group in groups)}
 
 
 def _change(row: dict) -> Decimal | None:

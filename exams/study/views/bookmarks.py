@@ -8,6 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from exams.models import NOTE_MAX_LENGTH, Attempt, Bookmark, Choice, Response
 from exams.room.access import owned_attempt, owned_bookmark, running_mock_question_ids
@@ -82,15 +83,25 @@ def bookmark_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def bookmark_edit(request: HttpRequest, bookmark_id: int) -> HttpResponse:
+    """A bookmark's note: its own page without JavaScript; with htmx, the note's region on the
+    bookmarks page turns into the form and back (`?show=note` cancels)."""
     bookmark = owned_bookmark(request.user, bookmark_id)
     if bookmark.question_id in running_mock_questions(request.user):
         messages.info(request, "This question is in your timed mock, which is still running: its note opens again when the mock ends.")
-        return redirect("exams:bookmarks")
-    form = NoteForm(request.POST or None, initial={"note": bookmark.note})
+        return HttpResponseClientRedirect(reverse("exams:bookmarks")) if request.htmx else redirect("exams:bookmarks")
+    if request.htmx and request.method == "GET" and request.GET.get("show") == "note":
+        return render(request, "exams/bookmarks.html#note", {"bookmark": bookmark})
+    # Ids of their own: several notes may be open on one page.
+    form = NoteForm(request.POST or None, initial={"note": bookmark.note}, auto_id=f"note-{bookmark.pk}-%s")
     if request.method == "POST" and form.is_valid():
         bookmarks.bookmark_note(bookmark=bookmark, note=form.cleaned_data["note"])
+        if request.htmx:
+            return render(request, "exams/bookmarks.html#note", {"bookmark": bookmark, "saved": True})
         messages.success(request, "Your note is saved.")
         return redirect("exams:bookmarks")
+    if request.htmx:
+        form.fields["note"].widget.attrs["autofocus"] = True
+        return render(request, "exams/bookmarks.html#note", {"bookmark": bookmark, "form": form})
     return render(request, "exams/bookmark_edit.html", {"bookmark": bookmark, "form": form})
 
 

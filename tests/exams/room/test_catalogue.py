@@ -65,3 +65,32 @@ def test_the_catalogue_costs_the_same_queries_for_one_exam_or_five(learner_clien
         exam_with_bank(weights=(50, 30, 20))
     with django_assert_num_queries(len(one.captured_queries)):
         learner_client.get(reverse("exams:catalogue"))
+
+
+def test_a_visitor_is_offered_sign_up_and_log_in_that_come_back_to_the_exam(client):
+    exam = exam_with_bank()
+    url = reverse("exams:exam", args=[exam.code])
+    page = client.get(url).content.decode()
+    assert f'href="{reverse("accounts:signup")}?next={url}">Sign up to start</a>' in page
+    assert f'href="{reverse("login")}?next={url}">Log in</a>' in page
+    assert "Start mock</button>" not in page
+    signed_up = client.post(
+        f'{reverse("accounts:signup")}?next={url}',
+        {"username": "newcomer", "email": "new@example.com", "password1": "a-Long-passphrase-9", "password2": "a-Long-passphrase-9"},
+    )
+    assert signed_up.status_code == 302 and signed_up["Location"] == url
+    assert "Start mock</button>" in client.get(url).content.decode()
+
+
+def test_sign_up_never_sends_the_learner_to_another_site(client):
+    signed_up = client.post(
+        f'{reverse("accounts:signup")}?next=https://evil.example/',
+        {"username": "careful", "email": "careful@example.com", "password1": "a-Long-passphrase-9", "password2": "a-Long-passphrase-9"},
+    )
+    assert signed_up["Location"] == reverse("exams:catalogue")
+
+
+def test_the_way_to_start_comes_before_the_rules_in_full(learner_client):
+    exam = exam_with_bank()
+    page = learner_client.get(reverse("exams:exam", args=[exam.code])).content.decode()
+    assert page.index("Start mock</button>") < page.index('id="rules-heading"') < page.index("keeps running if you leave the page")

@@ -17,6 +17,9 @@ pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true"}
 
 
+HTMX = {"HX-Request": "true"}
+
+
 def question_url(attempt, position):
     return reverse("exams:question", args=[attempt.pk, position])
 
@@ -80,6 +83,40 @@ class TestBookmarking:
         mock.record_answer(response=slot, choice_ids=[slot.choice_order[0]])
         learner_client.post(reverse("exams:bookmark_add", args=[mock.pk, 1]))
         assert not Bookmark.objects.exists()
+
+
+class TestNotesInPlace:
+    """With htmx the note's region on the bookmarks page becomes the form and back; the plain page stays for no JavaScript."""
+
+    def test_a_note_is_written_saved_and_cancelled_in_place(self, learner_client, learner, exam):
+        practice = checked_practice(learner, exam)
+        learner_client.post(reverse("exams:bookmark_add", args=[practice.pk, 1]))
+        bookmark = Bookmark.objects.get()
+        edit = reverse("exams:bookmark_edit", args=[bookmark.pk])
+        listing = learner_client.get(reverse("exams:bookmarks")).content.decode()
+        assert f'href="{edit}" hx-get="{edit}" hx-target="#note-{bookmark.pk}" hx-swap="outerHTML">Write a note' in listing
+        form = learner_client.get(edit, headers=HTMX).content.decode()
+        assert form.lstrip().startswith(f'<section class="bookmark-note" id="note-{bookmark.pk}"')
+        assert f'hx-post="{edit}"' in form and f'id="note-{bookmark.pk}-note"' in form and "autofocus" in form
+        assert "<html" not in form
+        saved = learner_client.post(edit, {"note": "**Guidance** trades diversity for fidelity."}, headers=HTMX).content.decode()
+        assert "<strong>Guidance</strong>" in saved and "Your note is saved." in saved and "Edit note" in saved
+        assert Bookmark.objects.get().note.startswith("**Guidance**")
+        too_long = learner_client.post(edit, {"note": "x" * (NOTE_MAX_LENGTH + 1)}, headers=HTMX)
+        assert too_long.status_code == 200 and "at most 2000 characters" in too_long.content.decode()
+        assert Bookmark.objects.get().note.startswith("**Guidance**")
+        cancelled = learner_client.get(edit + "?show=note", headers=HTMX).content.decode()
+        assert "<strong>Guidance</strong>" in cancelled and "<form" not in cancelled
+
+    def test_another_learners_note_is_404_in_place_too(self, learner_client, learner, other_learner, exam, client):
+        practice = checked_practice(learner, exam)
+        learner_client.post(reverse("exams:bookmark_add", args=[practice.pk, 1]))
+        bookmark = Bookmark.objects.get()
+        client.force_login(other_learner)
+        edit = reverse("exams:bookmark_edit", args=[bookmark.pk])
+        assert client.get(edit, headers=HTMX).status_code == 404
+        assert client.post(edit, {"note": "mine now"}, headers=HTMX).status_code == 404
+        assert Bookmark.objects.get().note == ""
 
 
 class TestTheList:
