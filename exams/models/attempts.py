@@ -211,6 +211,12 @@ class Attempt(models.Model):
         self.save(update_fields=["status", "finished_at"])
 
 
+class Certainty(models.TextChoices):
+    GUESS = "guess", "Guessing"
+    FAIR = "fair", "Fairly sure"
+    SURE = "sure", "Sure"
+
+
 class Response(models.Model):
     """One question slot of an attempt, created when the attempt is drawn."""
 
@@ -236,6 +242,9 @@ class Response(models.Model):
         null=True, blank=True, help_text="Practice: when the learner checked this answer; it is locked from then on."
     )
     is_correct = models.BooleanField(null=True, blank=True, help_text="Set by grading; empty for a void item.")
+    # "How sure are you?", saved with the pick (issue 26); empty when not asked or not
+    # answered. It never changes a score: it shapes review (exams.study.scheduling) and calibration.
+    certainty = models.CharField(max_length=5, choices=Certainty.choices, null=True, blank=True)
 
     class Meta:
         ordering = ["attempt", "position"]
@@ -243,6 +252,9 @@ class Response(models.Model):
             models.UniqueConstraint(fields=["attempt", "position"], name="response_unique_position"),
             models.UniqueConstraint(fields=["attempt", "question"], name="response_unique_question"),
             models.CheckConstraint(condition=Q(position__gte=1), name="response_position_positive"),
+            models.CheckConstraint(
+                condition=Q(certainty__isnull=True) | Q(certainty__in=["guess", "fair", "sure"]), name="response_certainty",
+            ),
         ]
         indexes = [models.Index(fields=["question", "attempt"], name="response_by_question")]
 

@@ -81,12 +81,25 @@ class AnswerForm(forms.Form):
         return " ".join(message for messages in self.errors.values() for message in messages)
 
 
-class SessionForm(forms.Form):
-    """Which untimed session to start: practice (any domain), a drill (one domain) or a review."""
+REVIEW_SIZES = [("10", "10"), ("20", "20"), ("50", "50")]
 
-    mode = forms.ChoiceField(choices=[("practice", "Practice"), ("drill", "Domain drill"), ("review", "Review mistakes")])
+
+class SessionForm(forms.Form):
+    """Which untimed session to start: practice (any domain), a drill (one domain), a review of
+    what is due, or "Practise my mistakes now" (a review of recent mistakes).
+
+    A review's `size` is 10, 20 or 50; left out (an older page), the learner's saved size.
+    """
+
+    mode = forms.ChoiceField(choices=[
+        ("practice", "Practice"), ("drill", "Domain drill"), ("review", "Review mistakes"), ("mistakes", "Practise my mistakes now"),
+    ])
     domain = forms.ModelChoiceField(queryset=None, required=False, empty_label="All domains")
     count = forms.IntegerField(required=False, min_value=1, max_value=60, initial=10)
+    size = forms.TypedChoiceField(
+        choices=REVIEW_SIZES, coerce=int, required=False, empty_value=None,
+        error_messages={"invalid_choice": "A review session takes 10, 20 or 50 questions: pick one of those."},
+    )
 
     def __init__(self, *args, exam, **kwargs):
         super().__init__(*args, **kwargs)

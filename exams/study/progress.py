@@ -7,9 +7,10 @@ from django.db import connection
 from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.functions import Now
 
-from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewCard
+from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Question, Response, ReviewCard
 from exams.room import draw
-from exams.study import readiness
+from exams.room.access import running_mock_question_ids
+from exams.study import readiness, reviews
 
 # Mastery looks at this many of the learner's latest answered responses per domain.
 MASTERY_WINDOW = 50
@@ -337,14 +338,27 @@ def reviews_due(*, user, exam: Exam) -> int:
 @dataclass(frozen=True)
 class ReviewOutlook:
     due: int
-    next_due: datetime | None  # the first card due later, when none is due now
+    next_due: datetime | None  # the first card due after now
+    # "Practise my mistakes now": questions on a learning step or answered wrong in the last
+    # 7 days; counted only when nothing is due (it is offered only then), else 0.
+    mistakes: int = 0
 
 
 def review_outlook(*, user, exam: Exam) -> ReviewOutlook:
-    """Cards due now, and when the next one falls due: one query."""
+    """Cards due now, when the next one falls due, and the mistakes to offer: two queries."""
     cards = ReviewCard.objects.filter(user=user, question__exam=exam, question__is_active=True)
     counts = cards.aggregate(due_now=Count("pk", filter=Q(due__lte=Now())), due_later=Min("due", filter=Q(due__gt=Now())))
-    return ReviewOutlook(due=counts["due_now"], next_due=counts["due_later"])
+    # Always run, so the page's query count is fixed; one count over both sources.
+    mistakes = (
+        Question.objects.filter(exam=exam, is_active=True)
+        .exclude(pk__in=running_mock_question_ids(user))
+        .filter(
+            Q(pk__in=reviews.learning_cards(user=user, exam=exam).values("question_id"))
+            | Q(pk__in=reviews.recent_mistakes(user=user, exam=exam).values("question_id"))
+        )
+        .count()
+    )
+    return ReviewOutlook(due=counts["due_now"], next_due=counts["due_later"], mistakes=0 if counts["due_now"] else mistakes)
 
 
 def _dated_indexes(count: int, *, most: int) -> set[int]:

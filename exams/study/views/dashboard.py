@@ -56,6 +56,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "weakest": progress.weakest_domain(standings),
             "reviews": progress.review_outlook(user=request.user, exam=exam),
             "profile": Profile.objects.for_user(request.user),
+            "review_sizes": services.REVIEW_SESSION_SIZES,
             "trend": trend,
             "chart": progress.trend_chart(trend, exam.passing_score),
             "mastery_charts": progress.mastery_charts(
