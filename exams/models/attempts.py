@@ -142,12 +142,13 @@ class Attempt(models.Model):
             return None
         return self.finished_at - self.started_at
 
-    def record_answer(self, *, response: "Response", choice_ids: list[int]) -> bool:
+    def record_answer(self, *, response: "Response", choice_ids: list[int], also: tuple[str, ...] = ()) -> bool:
         """Store the choices picked for one slot (the caller holds the attempt's row lock, or
         on SQLite the database's write lock).
 
         Returns whether anything changed; saving the same answer again is a no-op. A change
-        always updates the slot's row (`answered_at`), which exams.room.saving relies on.
+        always updates the slot's row (`answered_at`, and the fields named in `also`, set on
+        `response` by the caller), which exams.room.saving relies on.
         """
         current = {pick.choice_id for pick in response.picks.all()}
         if current == set(choice_ids):
@@ -157,7 +158,7 @@ class Attempt(models.Model):
         if choice_ids:
             ResponseChoice.objects.bulk_create(ResponseChoice(response=response, choice_id=pk) for pk in choice_ids)
         response.answered_at = Now() if choice_ids else None
-        response.save(update_fields=["answered_at"])
+        response.save(update_fields=["answered_at", *also])
         # What was prefetched is stale now: a check in the same request grades the new picks.
         getattr(response, "_prefetched_objects_cache", {}).pop("picks", None)
         return True

@@ -20,6 +20,11 @@ class AnswerForm(forms.Form):
     struck = forms.TypedMultipleChoiceField(coerce=int, required=False)
     struck_sent = forms.BooleanField(required=False)
     strike = forms.TypedChoiceField(coerce=int, required=False, empty_value=None)
+    # "How sure are you?" (issue 26): saved with the pick; absent or empty keeps what was saved.
+    certainty = forms.ChoiceField(
+        required=False, choices=[("", "")] + [(value, value) for value in ("guess", "fair", "sure")],
+        error_messages={"invalid_choice": "How sure you are is one of guessing, fairly sure or sure; %(value)r is not. Nothing was changed."},
+    )
     # "Review flagged" / "Review unanswered": Next and Previous step through only those.
     walk = forms.ChoiceField(required=False, choices=[("", ""), ("flagged", "flagged"), ("unanswered", "unanswered")])
 

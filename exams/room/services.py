@@ -476,6 +476,12 @@ def domain_results(*, attempts) -> dict[int, dict[int, tuple[int, int]]]:
     return results
 
 
+def asks_certainty(attempt: Attempt) -> bool:
+    """Whether this attempt's page asks "How sure are you?": practice, drills and reviews always,
+    a mock when the learner's profile says so (`attempt.ask_certainty_in_mocks`, read with it)."""
+    return attempt.mode != AttemptMode.MOCK or bool(getattr(attempt, "ask_certainty_in_mocks", False))
+
+
 class SlotRefused(Exception):
     """An answer the learner can put right (a struck-out pick, a locked or empty check); the message says how."""
 
@@ -515,6 +521,17 @@ def slot_save(*, user, attempt: Attempt, response: Response, answer: dict, carri
     check, flag, go = answer["check"], answer["flag"], answer["go"]
     current_picks = sorted(pick.choice_id for pick in response.picks.all())
     was_checked = response.checked_at is not None
+    # "How sure are you?": saved with the pick, refused (before anything is written) once
+    # the answer is checked, and in a mock whose learner has not asked for it.
+    certainty = answer.get("certainty") or None
+    if certainty is not None and certainty != response.certainty:
+        if was_checked:
+            raise SlotRefused("You already checked this answer, so how sure you were can no longer change.")
+        if not asks_certainty(attempt):
+            raise SlotRefused("This mock does not ask how sure you are: turn it on in your profile for your next mock.")
+        response.certainty = certainty
+    else:
+        certainty = None
     if was_checked:
         # A checked answer is locked; flags, strike-outs and moving on are still allowed,
         # and checking it again with the same picks (a retried request) changes nothing.
@@ -533,12 +550,15 @@ def slot_save(*, user, attempt: Attempt, response: Response, answer: dict, carri
         if check and in_running_mock(user, response.question_id):
             # Checking shows the key: not while the same question waits in a timed mock.
             raise SlotRefused("This question is also in your timed mock, which is still running: check it after the mock ends.")
-        attempt.record_answer(response=response, choice_ids=picks)
+        # A new pick and its certainty in one UPDATE of the slot's row.
+        if attempt.record_answer(response=response, choice_ids=picks, also=("certainty",) if certainty else ()):
+            certainty = None
     if struck != struck_before:
         attempt.record_strikes(response=response, choice_ids=struck)
-    if flag:
-        response.flagged = (not response.flagged) if flag == "toggle" else flag == "on"
-        response.save(update_fields=["flagged"])
+    if flag or certainty:
+        if flag:
+            response.flagged = (not response.flagged) if flag == "toggle" else flag == "on"
+        response.save(update_fields=[name for name, changed in (("flagged", flag), ("certainty", certainty)) if changed])
     if check:
         attempt_check(attempt=attempt, response=response)
     walk = answer["walk"]

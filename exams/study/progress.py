@@ -7,7 +7,7 @@ from django.db import connection
 from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.functions import Now
 
-from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Question, Response, ReviewCard
+from exams.models import Attempt, AttemptMode, AttemptStatus, Certainty, Domain, Exam, Question, Response, ReviewCard
 from exams.room import draw
 from exams.room.access import running_mock_question_ids
 from exams.study import readiness, reviews
@@ -359,6 +359,40 @@ def review_outlook(*, user, exam: Exam) -> ReviewOutlook:
         .count()
     )
     return ReviewOutlook(due=counts["due_now"], next_due=counts["due_later"], mistakes=0 if counts["due_now"] else mistakes)
+
+
+# Calibration shows once this many "sure" answers are graded: fewer would say little.
+CALIBRATION_AFTER = 20
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How often the learner was right when they said they were sure (issue 26)."""
+
+    sure: int
+    right: int
+
+    @property
+    def shown(self) -> bool:
+        return self.sure >= CALIBRATION_AFTER
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.right / self.sure) if self.sure else 0
+
+
+def certainty_calibration(*, user, exam: Exam) -> Calibration:
+    """The learner's graded "sure" answers of this exam, and how many were right: one query.
+
+    Counted: a finished attempt's graded answers, and answers already checked in a session
+    still running (their verdict is on the page). Never an abandoned practice's, nor a
+    running mock's (no verdict yet), nor a voided item (no key).
+    """
+    counts = Response.objects.filter(
+        Q(attempt__status__in=Attempt.FINISHED_STATUSES) | Q(attempt__status=AttemptStatus.IN_PROGRESS, checked_at__isnull=False),
+        attempt__user=user, attempt__exam=exam, certainty=Certainty.SURE, answered_at__isnull=False, is_correct__isnull=False,
+    ).aggregate(sure=Count("pk"), right=Count("pk", filter=Q(is_correct=True)))
+    return Calibration(sure=counts["sure"], right=counts["right"])
 
 
 def _dated_indexes(count: int, *, most: int) -> set[int]:

@@ -15,7 +15,7 @@ from django_htmx.http import HttpResponseClientRedirect, push_url, reswap, retar
 from accounts.models import Profile
 from exams.letters import choice_label
 from exams.markdown import render_inline_markdown
-from exams.models import Attempt, AttemptMode, Bookmark, QuestionKind, Response
+from exams.models import Attempt, AttemptMode, Bookmark, Certainty, QuestionKind, Response
 from exams.room import navigation, reading, saving, services
 from exams.room.access import in_running_mock, learner_required, owned_attempt
 from exams.room.forms import AnswerForm
@@ -121,6 +121,8 @@ def _question_context(request, shown: reading.Shown, *, walk: str = "") -> dict:
         "choices_html": _choices_html(options, multiple=response.question.kind == QuestionKind.MULTIPLE,
                                       checked=response.checked_at is not None),
         "picked_count": sum(option["selected"] for option in options),
+        "asks_certainty": services.asks_certainty(attempt),
+        "certainty_choices": Certainty.choices,
         "navigator_html": _navigator_html(navigator, response.position),
         "item": item,
         "slot_count": len(navigator),

@@ -57,6 +57,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "reviews": progress.review_outlook(user=request.user, exam=exam),
             "profile": Profile.objects.for_user(request.user),
             "review_sizes": services.REVIEW_SESSION_SIZES,
+            "calibration": progress.certainty_calibration(user=request.user, exam=exam),
+            "calibration_after": progress.CALIBRATION_AFTER,
             "trend": trend,
             "chart": progress.trend_chart(trend, exam.passing_score),
             "mastery_charts": progress.mastery_charts(
