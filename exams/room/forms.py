@@ -3,6 +3,14 @@ from django import forms
 
 from exams.letters import choice_label
 
+# Where the no-JavaScript header's buttons go after saving, by name: a fixed list, never a URL.
+LEAVE_PLACES = {
+    "catalogue": ("exams:catalogue", "Exams"),
+    "dashboard": ("exams:dashboard", "Dashboard"),
+    "bookmarks": ("exams:bookmarks", "Bookmarks"),
+    "profile": ("accounts:profile", "Profile"),
+    "logout": (None, "Log out"),
+}
 REFUSED = "refused"  # input the learner can fix on the page: answered 422, never "Not saved"
 
 
@@ -24,6 +32,12 @@ class AnswerForm(forms.Form):
     certainty = forms.ChoiceField(
         required=False, choices=[("", "")] + [(value, value) for value in ("guess", "fair", "sure")],
         error_messages={"invalid_choice": "How sure you are is one of guessing, fairly sure or sure; %(value)r is not. Nothing was changed."},
+    )
+    # Without JavaScript, the header's links are buttons of this form: save, then go to one of these places.
+    leave = forms.ChoiceField(
+        required=False, choices=[("", "")] + [(place, place) for place in LEAVE_PLACES],
+        error_messages={"invalid_choice": "There is no place called %(value)r to go to (catalogue, dashboard, bookmarks, "
+                        "profile or logout). Nothing was saved."},
     )
     # "Review flagged" / "Review unanswered": Next and Previous step through only those.
     walk = forms.ChoiceField(required=False, choices=[("", ""), ("flagged", "flagged"), ("unanswered", "unanswered")])

@@ -1,6 +1,7 @@
 """Attempts of every mode: start, one question at a time, check (practice), review, submit, results."""
 from contextlib import nullcontext
 
+from django.contrib import auth
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.http.multipartparser import MultiPartParserError
@@ -18,7 +19,7 @@ from exams.markdown import render_inline_markdown
 from exams.models import Attempt, AttemptMode, Bookmark, Certainty, QuestionKind, Response
 from exams.room import navigation, reading, saving, services
 from exams.room.access import in_running_mock, learner_required, owned_attempt
-from exams.room.forms import AnswerForm
+from exams.room.forms import LEAVE_PLACES, AnswerForm
 from exams.room.views.answered import confirmed_erratum_of, result_item
 from exams.room.views.deadline import conflict, time_up
 from exams.study import scheduling
@@ -137,6 +138,7 @@ def _question_context(request, shown: reading.Shown, *, walk: str = "") -> dict:
         "feedback": feedback,
         "comes_back": scheduling.comes_back(due=due, now=timezone.now()) if due else None,
         "key_hint": _key_hint(len(options)),
+        "leave_places": [(place, label) for place, (_, label) in LEAVE_PLACES.items()],
         "walk": walk,
         "walk_slots": _walk_slots(navigator, walk, response.position),
         "question_url": reverse("exams:question", args=[attempt.pk, response.position]) + (f"?walk={walk}" if walk else ""),
@@ -205,7 +207,18 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             )
         except services.SlotRefused as refusal:
             return _refused(request, attempt, response, str(refusal))
+    if form.cleaned_data["leave"]:
+        return _leave(request, form.cleaned_data["leave"])
     return _after_save(request, attempt, response, saved)
+
+
+def _leave(request: HttpRequest, place: str) -> HttpResponse:
+    """The no-JavaScript header: the answer is saved (committed); now go where the learner asked."""
+    if place == "logout":
+        auth.logout(request)
+        return render(request, "registration/logged_out.html")
+    url = reverse(LEAVE_PLACES[place][0])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 def _posted(request: HttpRequest):
