@@ -98,7 +98,7 @@ class ProfileForm(forms.ModelForm):
 
     class Meta:
         model = Profile
-        fields = ("email", "time_zone", "shortcuts_enabled", "desired_retention", "exam_date")
+        fields = ("email", "time_zone", "shortcuts_enabled", "ask_certainty_in_mocks", "desired_retention", "exam_date")
         widgets = {
             "desired_retention": forms.NumberInput(attrs={"step": "0.01", "min": "0.80", "max": "0.97"}),
             "exam_date": forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),

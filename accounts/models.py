@@ -14,6 +14,10 @@ def validate_time_zone(value: str) -> None:
         raise ValidationError(f"{value!r} is not a known time zone (e.g. Europe/Paris, America/New_York).")
 
 
+# A review session's sizes (issue 26): the learner picks one, and it is remembered.
+REVIEW_SESSION_SIZES = [(10, "10"), (20, "20"), (50, "50")]
+
+
 class ProfileManager(models.Manager):
     def for_user(self, user) -> "Profile":
         profile, _ = self.get_or_create(user=user)
@@ -44,6 +48,16 @@ class Profile(models.Model):
         help_text="Optional. Reviews are then scheduled no later than the day before it.",
     )
 
+    review_session_size = models.PositiveSmallIntegerField(
+        choices=REVIEW_SESSION_SIZES, default=20, verbose_name="review session size",
+        help_text="How many questions a review session takes: 10, 20 or 50. Set when you start one.",
+    )
+    ask_certainty_in_mocks = models.BooleanField(
+        default=False, verbose_name="ask how sure I am in mocks",
+        help_text="Adds “How sure are you?” (guessing / fairly sure / sure) beside the choices in timed mocks, "
+        "as practice always offers it. It never changes a score.",
+    )
+
     objects = ProfileManager()
 
     class Meta:
@@ -56,6 +70,7 @@ class Profile(models.Model):
                 condition=Q(desired_retention__gte=Decimal("0.80"), desired_retention__lte=Decimal("0.97")),
                 name="profile_desired_retention_range",
             ),
+            models.CheckConstraint(condition=Q(review_session_size__in=[10, 20, 50]), name="profile_review_session_size"),
         ]
 
     def __str__(self) -> str:

@@ -12,7 +12,7 @@ CHOICES = [("draft", "Draft"), ("ready", "Ready")]
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("exams", "0022_i26_abandoned_practice"),
+        ("exams", "0024_i26b_certainty"),
     ]
 
     operations = [

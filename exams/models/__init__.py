@@ -10,6 +10,7 @@ from exams.models.attempts import (  # noqa: F401
     AttemptMode,
     AttemptQuerySet,
     AttemptStatus,
+    Certainty,
     LearnerAccommodation,
     RegradeChange,
     RegradeEvent,

@@ -146,12 +146,13 @@ class Attempt(models.Model):
             return None
         return self.finished_at - self.started_at
 
-    def record_answer(self, *, response: "Response", choice_ids: list[int]) -> bool:
+    def record_answer(self, *, response: "Response", choice_ids: list[int], also: tuple[str, ...] = ()) -> bool:
         """Store the choices picked for one slot (the caller holds the attempt's row lock, or
         on SQLite the database's write lock).
 
         Returns whether anything changed; saving the same answer again is a no-op. A change
-        always updates the slot's row (`answered_at`), which exams.room.saving relies on.
+        always updates the slot's row (`answered_at`, and the fields named in `also`, set on
+        `response` by the caller), which exams.room.saving relies on.
         """
         current = {pick.choice_id for pick in response.picks.all()}
         if current == set(choice_ids):
@@ -161,7 +162,7 @@ class Attempt(models.Model):
         if choice_ids:
             ResponseChoice.objects.bulk_create(ResponseChoice(response=response, choice_id=pk) for pk in choice_ids)
         response.answered_at = Now() if choice_ids else None
-        response.save(update_fields=["answered_at"])
+        response.save(update_fields=["answered_at", *also])
         # What was prefetched is stale now: a check in the same request grades the new picks.
         getattr(response, "_prefetched_objects_cache", {}).pop("picks", None)
         return True
@@ -227,6 +228,12 @@ class Attempt(models.Model):
         self.save(update_fields=["status", "finished_at"])
 
 
+class Certainty(models.TextChoices):
+    GUESS = "guess", "Guessing"
+    FAIR = "fair", "Fairly sure"
+    SURE = "sure", "Sure"
+
+
 class Response(models.Model):
     """One question slot of an attempt, created when the attempt is drawn."""
 
@@ -252,6 +259,9 @@ class Response(models.Model):
         null=True, blank=True, help_text="Practice: when the learner checked this answer; it is locked from then on."
     )
     is_correct = models.BooleanField(null=True, blank=True, help_text="Set by grading; empty for a void item.")
+    # "How sure are you?", saved with the pick (issue 26); empty when not asked or not
+    # answered. It never changes a score: it shapes review (exams.study.scheduling) and calibration.
+    certainty = models.CharField(max_length=5, choices=Certainty.choices, null=True, blank=True)
 
     class Meta:
         ordering = ["attempt", "position"]
@@ -259,6 +269,9 @@ class Response(models.Model):
             models.UniqueConstraint(fields=["attempt", "position"], name="response_unique_position"),
             models.UniqueConstraint(fields=["attempt", "question"], name="response_unique_question"),
             models.CheckConstraint(condition=Q(position__gte=1), name="response_position_positive"),
+            models.CheckConstraint(
+                condition=Q(certainty__isnull=True) | Q(certainty__in=["guess", "fair", "sure"]), name="response_certainty",
+            ),
         ]
         indexes = [models.Index(fields=["question", "attempt"], name="response_by_question")]
 

@@ -18,15 +18,18 @@ def owned_attempt(user, attempt_id: int, *, for_update: bool = False, with_clock
     """The attempt if this user owns it; 404 otherwise (never 403: ids are not confirmed).
 
     `with_shortcuts` reads the learner's shortcut setting in the same query
-    (`attempt.shortcuts_enabled`; None when they have no profile yet).
+    (`attempt.shortcuts_enabled`, and `attempt.ask_certainty_in_mocks`; None when they have
+    no profile yet).
     """
     attempts = Attempt.objects.select_related("exam")
     if with_clock:
         attempts = attempts.with_clock()
     if with_shortcuts:
-        attempts = attempts.annotate(shortcuts_enabled=Subquery(
-            Profile.objects.filter(user_id=OuterRef("user_id")).values("shortcuts_enabled")[:1]
-        ))
+        profile = Profile.objects.filter(user_id=OuterRef("user_id"))
+        attempts = attempts.annotate(
+            shortcuts_enabled=Subquery(profile.values("shortcuts_enabled")[:1]),
+            ask_certainty_in_mocks=Subquery(profile.values("ask_certainty_in_mocks")[:1]),
+        )
     if for_update:
         attempts = attempts.select_for_update(of=("self",))
     return get_object_or_404(attempts, pk=attempt_id, user_id=user.pk)

@@ -3,6 +3,14 @@ from django import forms
 
 from exams.letters import choice_label
 
+# Where the no-JavaScript header's buttons go after saving, by name: a fixed list, never a URL.
+LEAVE_PLACES = {
+    "catalogue": ("exams:catalogue", "Exams"),
+    "dashboard": ("exams:dashboard", "Dashboard"),
+    "bookmarks": ("exams:bookmarks", "Bookmarks"),
+    "profile": ("accounts:profile", "Profile"),
+    "logout": (None, "Log out"),
+}
 REFUSED = "refused"  # input the learner can fix on the page: answered 422, never "Not saved"
 
 
@@ -20,6 +28,17 @@ class AnswerForm(forms.Form):
     struck = forms.TypedMultipleChoiceField(coerce=int, required=False)
     struck_sent = forms.BooleanField(required=False)
     strike = forms.TypedChoiceField(coerce=int, required=False, empty_value=None)
+    # "How sure are you?" (issue 26): saved with the pick; absent or empty keeps what was saved.
+    certainty = forms.ChoiceField(
+        required=False, choices=[("", "")] + [(value, value) for value in ("guess", "fair", "sure")],
+        error_messages={"invalid_choice": "How sure you are is one of guessing, fairly sure or sure; %(value)r is not. Nothing was changed."},
+    )
+    # Without JavaScript, the header's links are buttons of this form: save, then go to one of these places.
+    leave = forms.ChoiceField(
+        required=False, choices=[("", "")] + [(place, place) for place in LEAVE_PLACES],
+        error_messages={"invalid_choice": "There is no place called %(value)r to go to (catalogue, dashboard, bookmarks, "
+                        "profile or logout). Nothing was saved."},
+    )
     # "Review flagged" / "Review unanswered": Next and Previous step through only those.
     walk = forms.ChoiceField(required=False, choices=[("", ""), ("flagged", "flagged"), ("unanswered", "unanswered")])
 
@@ -81,12 +100,25 @@ class AnswerForm(forms.Form):
         return " ".join(message for messages in self.errors.values() for message in messages)
 
 
-class SessionForm(forms.Form):
-    """Which untimed session to start: practice (any domain), a drill (one domain) or a review."""
+REVIEW_SIZES = [("10", "10"), ("20", "20"), ("50", "50")]
 
-    mode = forms.ChoiceField(choices=[("practice", "Practice"), ("drill", "Domain drill"), ("review", "Review mistakes")])
+
+class SessionForm(forms.Form):
+    """Which untimed session to start: practice (any domain), a drill (one domain), a review of
+    what is due, or "Practise my mistakes now" (a review of recent mistakes).
+
+    A review's `size` is 10, 20 or 50; left out (an older page), the learner's saved size.
+    """
+
+    mode = forms.ChoiceField(choices=[
+        ("practice", "Practice"), ("drill", "Domain drill"), ("review", "Review mistakes"), ("mistakes", "Practise my mistakes now"),
+    ])
     domain = forms.ModelChoiceField(queryset=None, required=False, empty_label="All domains")
     count = forms.IntegerField(required=False, min_value=1, max_value=60, initial=10)
+    size = forms.TypedChoiceField(
+        choices=REVIEW_SIZES, coerce=int, required=False, empty_value=None,
+        error_messages={"invalid_choice": "A review session takes 10, 20 or 50 questions: pick one of those."},
+    )
 
     def __init__(self, *args, exam, **kwargs):
         super().__init__(*args, **kwargs)

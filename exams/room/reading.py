@@ -5,7 +5,7 @@ navigator, Next, Previous) far more often than anything else but a save. On Post
 `question_page` reads everything such a page shows in one statement, run in autocommit:
 
 - the attempt, if this user owns it, with its exam, the database clock and the learner's
-  shortcut setting;
+  shortcut and certainty-in-mocks settings;
 - the slot at this position, its question's `kind` and `choose`, the version it shows, and
   its picks and strike-outs;
 - the navigator: every slot's position and whether it is answered, incomplete or flagged;
@@ -36,7 +36,7 @@ from exams.models import Attempt, AttemptStatus, Exam, Question, QuestionVersion
 class Shown:
     """One slot of an attempt as the question page shows it."""
 
-    attempt: Attempt  # with `exam`, `db_now` and `shortcuts_enabled` (None: no profile yet)
+    attempt: Attempt  # with `exam`, `db_now`, `shortcuts_enabled` and `ask_certainty_in_mocks` (None: no profile yet)
     response: Response  # with `question` and `version`
     picked: frozenset[int]  # choice ids
     struck: frozenset[int]
@@ -109,6 +109,7 @@ PAGE_SQL = f"""
 WITH shown AS (
     SELECT {ATTEMPT_COLUMNS}, statement_timestamp() AS db_now,
            (SELECT p.shortcuts_enabled FROM {Profile._meta.db_table} p WHERE p.user_id = a.user_id) AS shortcuts,
+           (SELECT p.ask_certainty_in_mocks FROM {Profile._meta.db_table} p WHERE p.user_id = a.user_id) AS asks_certainty,
            {EXAM_COLUMNS}, {RESPONSE_COLUMNS}, {QUESTION_COLUMNS}, {VERSION_COLUMNS},
            ARRAY(SELECT choice_id FROM exams_responsechoice WHERE response_id = r.id) AS picked,
            ARRAY(SELECT choice_id FROM exams_responsestrike WHERE response_id = r.id) AS struck
@@ -172,7 +173,7 @@ def _take(row: list, count: int) -> list:
 def _shown(row: list, position: int) -> Shown:
     alias = connection.alias
     attempt = Attempt.from_db(alias, ATTEMPT_FIELDS, _take(row, len(ATTEMPT_FIELDS)))
-    attempt.db_now, attempt.shortcuts_enabled = _take(row, 2)
+    attempt.db_now, attempt.shortcuts_enabled, attempt.ask_certainty_in_mocks = _take(row, 3)
     attempt.exam = Exam.from_db(alias, EXAM_FIELDS, _take(row, len(EXAM_FIELDS)))
     # The resume point as the statement left it (the general path's update does the same).
     attempt.last_position = position

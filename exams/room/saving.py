@@ -2,7 +2,9 @@
 
 A plain save is what the page's script sends on every change: the slot's whole answer
 (`answer=1` and its `choice`s, or bare `choice`s), optionally its strike-outs
-(`struck_sent=1` and `struck`s) and its flag (`on`/`off`/`toggle`). Nothing else: a move
+(`struck_sent=1` and `struck`s), its flag (`on`/`off`/`toggle`) and how sure the learner is
+(`certainty`: guess / fair / sure; in a mock only when their profile asks it, read in the
+same statement). Nothing else: a move
 (`go`), a check or a no-JavaScript strike button goes the general way in the view.
 
 `save_plainly` either stores the save and says how the slot now stands, or stores nothing
@@ -31,15 +33,16 @@ import re
 from dataclasses import dataclass
 
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 from django.db.models.functions import Now
 from psycopg.types.numeric import Int2, Int4, Int8
 
-from exams.models import Attempt, AttemptStatus, Response
+from accounts.models import Profile
+from exams.models import Attempt, AttemptMode, AttemptStatus, Certainty, Response
 from exams.room.reading import addressable
 
 POSITION = re.compile(r"[1-9][0-9]?")
-PLAIN_FIELDS = {"csrfmiddlewaretoken", "choice", "answer", "struck", "struck_sent", "flag", "walk"}
+PLAIN_FIELDS = {"csrfmiddlewaretoken", "choice", "answer", "struck", "struck_sent", "flag", "walk", "certainty"}
 RETRIES = 3
 
 
@@ -51,6 +54,7 @@ class PlainSave:
     carries_answer: bool  # False: keep the picks (less any newly struck)
     struck: tuple[int, ...] | None  # None: keep the strike-outs
     flag: str | None  # "on", "off", "toggle" or None
+    certainty: str | None = None  # "guess", "fair", "sure" or None (keep it)
 
 
 @dataclass(frozen=True)
@@ -83,11 +87,15 @@ def plain_save(post) -> PlainSave | None:
     flag = post.get("flag") or None
     if flag not in (None, "on", "off", "toggle") or post.get("walk", "") not in ("", "flagged", "unanswered"):
         return None
+    certainty = post.getlist("certainty")
+    if len(certainty) > 1 or (certainty and certainty[0] not in Certainty.values):
+        return None
     return PlainSave(
         choices=tuple(int(value) for value in choices),
         carries_answer="choice" in post or flags["answer"] == "1",
         struck=tuple(sorted({int(value) for value in struck})) if flags["struck_sent"] == "1" else None,
         flag=flag,
+        certainty=certainty[0] if certainty else None,
     )
 
 
@@ -106,8 +114,10 @@ def save_plainly(*, user_id: int, attempt_id: int, position: int, save: PlainSav
 
 SAVE_SQL = """
 WITH target AS (
-    SELECT r.id, r.xmin::text AS locked_version, r.choice_order, r.flagged, q.choose,
-           a.deadline - statement_timestamp() AS time_left
+    SELECT r.id, r.xmin::text AS locked_version, r.choice_order, r.flagged, r.certainty, q.choose,
+           a.deadline - statement_timestamp() AS time_left,
+           a.mode <> %(mock)s OR coalesce(
+               (SELECT p.ask_certainty_in_mocks FROM {profile} p WHERE p.user_id = a.user_id), false) AS asks_certainty
     FROM exams_attempt a
     JOIN exams_response r ON r.attempt_id = a.id
     JOIN exams_question q ON q.id = r.question_id
@@ -133,6 +143,7 @@ decided AS (
     SELECT s.*,
            CASE WHEN s.read_version <> s.locked_version THEN 'stale'
                 WHEN NOT s.in_range OR cardinality(s.sent) > s.choose
+                     OR (%(certainty)s::text IS NOT NULL AND NOT s.asks_certainty)
                      OR (%(carries)s AND EXISTS (
                          SELECT 1 FROM unnest(s.sent) c WHERE c = ANY(s.struck_after) AND c = ANY(s.struck_before)))
                      THEN 'general'
@@ -146,7 +157,8 @@ decided AS (
 changes AS (
     SELECT d.*,
            NOT (d.picks <@ d.picked AND d.picked <@ d.picks) AS picks_changed,
-           NOT (d.struck_after <@ d.struck_before AND d.struck_before <@ d.struck_after) AS strikes_changed
+           NOT (d.struck_after <@ d.struck_before AND d.struck_before <@ d.struck_after) AS strikes_changed,
+           coalesce(%(certainty)s::text, d.certainty) AS certainty_after
     FROM decided d WHERE d.verdict = 'saved'
 ),
 unpicked AS (
@@ -170,12 +182,14 @@ stamped AS (
     UPDATE exams_response r
     SET answered_at = CASE WHEN NOT c.picks_changed THEN r.answered_at
                            WHEN cardinality(c.picks) > 0 THEN statement_timestamp() END,
-        flagged = c.flagged_after
+        flagged = c.flagged_after,
+        certainty = c.certainty_after
     FROM changes c
-    WHERE r.id = c.id AND (c.picks_changed OR c.strikes_changed OR c.flagged_after <> r.flagged)
+    WHERE r.id = c.id AND (c.picks_changed OR c.strikes_changed OR c.flagged_after <> r.flagged
+                           OR c.certainty_after IS DISTINCT FROM r.certainty)
 )
 SELECT verdict, cardinality(picks), choose, flagged_after, extract(epoch FROM time_left) FROM decided
-"""
+""".replace("{profile}", Profile._meta.db_table)
 
 
 def _save_in_one_statement(*, user_id, attempt_id, position, save: PlainSave) -> Saved | str | None:
@@ -188,6 +202,7 @@ def _save_in_one_statement(*, user_id, attempt_id, position, save: PlainSave) ->
             "in_progress": AttemptStatus.IN_PROGRESS,
             "grace": Attempt.GRACE, "choices": list(save.choices), "carries": save.carries_answer,
             "struck_sent": save.struck is not None, "struck": list(save.struck or ()), "flag": save.flag,
+            "certainty": save.certainty, "mock": AttemptMode.MOCK,
         })
         row = cursor.fetchone()
     if row is None:
@@ -211,10 +226,14 @@ def _save_portably(*, user_id, attempt_id, position, save: PlainSave) -> Saved |
             .filter(Q(attempt__deadline__isnull=True) | Q(attempt__deadline__gte=Now() - Attempt.GRACE))
             .select_related("attempt", "question")
             .prefetch_related("picks", "strikes")
-            .annotate(db_now=Now())
+            .annotate(db_now=Now(), asks_certainty=Subquery(
+                Profile.objects.filter(user_id=OuterRef("attempt__user_id")).values("ask_certainty_in_mocks")[:1]
+            ))
             .first()
         )
         if response is None:
+            return None
+        if save.certainty and response.attempt.mode == AttemptMode.MOCK and not response.asks_certainty:
             return None
         order = response.choice_order
         if max((*save.choices, *(save.struck or ())), default=0) > len(order) or len(save.choices) > response.question.choose:
@@ -234,6 +253,9 @@ def _save_portably(*, user_id, attempt_id, position, save: PlainSave) -> Saved |
             if flagged != response.flagged:
                 response.flagged = flagged
                 response.save(update_fields=["flagged"])
+        if save.certainty and save.certainty != response.certainty:
+            response.certainty = save.certainty
+            response.save(update_fields=["certainty"])
         seconds_left = None if attempt.deadline is None else max(0.0, (attempt.deadline - response.db_now).total_seconds())
     return Saved(answered=bool(picks), incomplete=0 < len(picks) < response.question.choose, flagged=response.flagged,
                  seconds_left=seconds_left)

@@ -26,14 +26,13 @@ from exams.models import (
     Question,
     QuestionVersion,
     Response,
-    ReviewCard,
     choice_texts,
 )
 from exams.room import draw, grading, navigation, reading
 from exams.room.access import in_running_mock, running_mock_question_ids
 from exams.statistics import equating
 from exams.statistics.rasch import LEVEL_OFFSET
-from exams.study.reviews import review_of, reviews_record
+from exams.study.reviews import due_cards, mistake_questions, review_of, reviews_record
 
 
 class StartRefused(Exception):
@@ -50,8 +49,10 @@ class Started:
 
 # Untimed sessions default to this many questions.
 SESSION_SIZE = 10
-# A review session takes at most this many due questions at once.
-REVIEW_SESSION_MAX = 50
+# A review session takes this many questions at most: the learner picks one of these sizes
+# (remembered on their profile), 20 until they do.
+REVIEW_SESSION_SIZES = (10, 20, 50)
+REVIEW_SESSION_SIZE = 20
 
 
 def attempt_start(
@@ -65,13 +66,16 @@ def attempt_start(
     question_ids: list[int] | None = None,
     minutes: float | None = None,
     feedback_at_end: bool = False,
+    mistakes: bool = False,
 ) -> Started:
     """Draw a new attempt, or hand back the one already in progress for this exam and mode.
 
     `question_ids` makes a practice of exactly those questions (the active ones among them),
     as "Practise the ones I got wrong" and the practice builder do. A practice may be timed
     (`minutes`, the learner's accommodation factor already applied) and keep its feedback
-    to the end (`feedback_at_end`).
+    to the end (`feedback_at_end`). A review takes `count` questions (10, 20 or 50): the due
+    ones, or with `mistakes` ("Practise my mistakes now") those on a learning step and those
+    answered wrong in the last seven days; its answers are reviews like any other.
     """
     existing = Attempt.objects.in_progress().filter(user=user, exam=exam, mode=mode).first()
     if existing is not None:
@@ -97,7 +101,12 @@ def attempt_start(
     elif mode == AttemptMode.MOCK:
         question_ids = _mock_questions(user=user, exam=exam, rng=rng)
     elif mode == AttemptMode.REVIEW:
-        question_ids = _due_questions(user=user, exam=exam)
+        # The page offers REVIEW_SESSION_SIZES and its form refuses any other (SessionForm).
+        size = count or REVIEW_SESSION_SIZE
+        if mistakes:
+            question_ids = _mistake_questions(user=user, exam=exam, size=size)
+        else:
+            question_ids = _due_questions(user=user, exam=exam, size=size)
     else:
         if mode == AttemptMode.DRILL and domain is None:
             raise StartRefused("A drill needs a domain: pick one.")
@@ -188,20 +197,25 @@ def _session_questions(*, user, exam: Exam, domain: Domain | None, count: int, r
     return draw.one_per_group(fresh + again, groups)[:count]
 
 
-def _due_questions(*, user, exam: Exam) -> list[int]:
-    """The due cards' questions, most overdue first (at most REVIEW_SESSION_MAX)."""
-    due_cards = (
-        ReviewCard.objects.due(user=user, exam=exam)
-        .exclude(question_id__in=running_mock_question_ids(user))
-        .order_by("due", "pk")
-        .values_list("question_id", "question__exclusion_group")
-    )
-    groups = {question_id: group for question_id, group in due_cards if group}
+def _due_questions(*, user, exam: Exam, size: int) -> list[int]:
+    """The due cards' questions, sure-and-wrong first, then most overdue (at most `size`)."""
+    cards = list(due_cards(user=user, exam=exam, excluded=running_mock_question_ids(user)))
+    groups = {question_id: group for question_id, group in cards if group}
     # Two due questions of one group wait their turn: the next review session takes the other.
-    due = draw.one_per_group([question_id for question_id, _ in due_cards], groups)[:REVIEW_SESSION_MAX]
+    due = draw.one_per_group([question_id for question_id, _ in cards], groups)[:size]
     if not due:
         raise StartRefused("Nothing is due for review now. Questions you answer in mocks and practice come back here.")
     return due
+
+
+def _mistake_questions(*, user, exam: Exam, size: int) -> list[int]:
+    """"Practise my mistakes now": questions on a learning step, then wrong in the last 7 days."""
+    rows = mistake_questions(user=user, exam=exam, excluded=running_mock_question_ids(user))
+    groups = {question_id: group for question_id, group in rows if group}
+    chosen = draw.one_per_group([question_id for question_id, _ in rows], groups)[:size]
+    if not chosen:
+        raise StartRefused("You have no mistakes to practise: nothing on a learning step and nothing answered wrong in the last 7 days.")
+    return chosen
 
 
 def _create(
@@ -474,6 +488,12 @@ def domain_results(*, attempts) -> dict[int, dict[int, tuple[int, int]]]:
     return results
 
 
+def asks_certainty(attempt: Attempt) -> bool:
+    """Whether this attempt's page asks "How sure are you?": practice, drills and reviews always,
+    a mock when the learner's profile says so (`attempt.ask_certainty_in_mocks`, read with it)."""
+    return attempt.mode != AttemptMode.MOCK or bool(getattr(attempt, "ask_certainty_in_mocks", False))
+
+
 class SlotRefused(Exception):
     """An answer the learner can put right (a struck-out pick, a locked or empty check); the message says how."""
 
@@ -513,6 +533,17 @@ def slot_save(*, user, attempt: Attempt, response: Response, answer: dict, carri
     check, flag, go = answer["check"], answer["flag"], answer["go"]
     current_picks = sorted(pick.choice_id for pick in response.picks.all())
     was_checked = response.checked_at is not None
+    # "How sure are you?": saved with the pick, refused (before anything is written) once
+    # the answer is checked, and in a mock whose learner has not asked for it.
+    certainty = answer.get("certainty") or None
+    if certainty is not None and certainty != response.certainty:
+        if was_checked:
+            raise SlotRefused("You already checked this answer, so how sure you were can no longer change.")
+        if not asks_certainty(attempt):
+            raise SlotRefused("This mock does not ask how sure you are: turn it on in your profile for your next mock.")
+        response.certainty = certainty
+    else:
+        certainty = None
     if was_checked:
         # A checked answer is locked; flags, strike-outs and moving on are still allowed,
         # and checking it again with the same picks (a retried request) changes nothing.
@@ -531,12 +562,15 @@ def slot_save(*, user, attempt: Attempt, response: Response, answer: dict, carri
         if check and in_running_mock(user, response.question_id):
             # Checking shows the key: not while the same question waits in a timed mock.
             raise SlotRefused("This question is also in your timed mock, which is still running: check it after the mock ends.")
-        attempt.record_answer(response=response, choice_ids=picks)
+        # A new pick and its certainty in one UPDATE of the slot's row.
+        if attempt.record_answer(response=response, choice_ids=picks, also=("certainty",) if certainty else ()):
+            certainty = None
     if struck != struck_before:
         attempt.record_strikes(response=response, choice_ids=struck)
-    if flag:
-        response.flagged = (not response.flagged) if flag == "toggle" else flag == "on"
-        response.save(update_fields=["flagged"])
+    if flag or certainty:
+        if flag:
+            response.flagged = (not response.flagged) if flag == "toggle" else flag == "on"
+        response.save(update_fields=[name for name, changed in (("flagged", flag), ("certainty", certainty)) if changed])
     if check:
         attempt_check(attempt=attempt, response=response)
     walk = answer["walk"]

@@ -7,10 +7,12 @@ from django.db import connection
 from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.functions import Now
 
-from exams.models import Attempt, AttemptMode, AttemptStatus, Domain, Exam, Response, ReviewCard, learner_questions
+from exams.models import (
+    Attempt, AttemptMode, AttemptStatus, Certainty, Domain, Exam, Question, Response, ReviewCard, learner_questions,
+)
 from exams.room import draw
 from exams.room.access import running_mock_question_ids
-from exams.study import readiness
+from exams.study import readiness, reviews
 
 # Mastery looks at this many of the learner's latest answered responses per domain.
 MASTERY_WINDOW = 50
@@ -349,11 +351,14 @@ def reviews_due(*, user, exam: Exam) -> int:
 @dataclass(frozen=True)
 class ReviewOutlook:
     due: int
-    next_due: datetime | None  # the first card due later, when none is due now
+    next_due: datetime | None  # the first card due after now
+    # "Practise my mistakes now": questions on a learning step or answered wrong in the last
+    # 7 days; counted only when nothing is due (it is offered only then), else 0.
+    mistakes: int = 0
 
 
 def review_outlook(*, user, exam: Exam) -> ReviewOutlook:
-    """Cards due now, and when the next one falls due: one query.
+    """Cards due now, when the next one falls due, and the mistakes to offer: two queries.
 
     A running mock's questions are left out, as the review draw leaves them out: when a
     card falls due follows whether it was answered right (the key rule).
@@ -362,7 +367,51 @@ def review_outlook(*, user, exam: Exam) -> ReviewOutlook:
         question_id__in=running_mock_question_ids(user)
     )
     counts = cards.aggregate(due_now=Count("pk", filter=Q(due__lte=Now())), due_later=Min("due", filter=Q(due__gt=Now())))
-    return ReviewOutlook(due=counts["due_now"], next_due=counts["due_later"])
+    # Always run, so the page's query count is fixed; one count over both sources.
+    mistakes = (
+        Question.objects.filter(exam=exam, is_active=True)
+        .exclude(pk__in=running_mock_question_ids(user))
+        .filter(
+            Q(pk__in=reviews.learning_cards(user=user, exam=exam).values("question_id"))
+            | Q(pk__in=reviews.recent_mistakes(user=user, exam=exam).values("question_id"))
+        )
+        .count()
+    )
+    return ReviewOutlook(due=counts["due_now"], next_due=counts["due_later"], mistakes=0 if counts["due_now"] else mistakes)
+
+
+# Calibration shows once this many "sure" answers are graded: fewer would say little.
+CALIBRATION_AFTER = 20
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How often the learner was right when they said they were sure (issue 26)."""
+
+    sure: int
+    right: int
+
+    @property
+    def shown(self) -> bool:
+        return self.sure >= CALIBRATION_AFTER
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.right / self.sure) if self.sure else 0
+
+
+def certainty_calibration(*, user, exam: Exam) -> Calibration:
+    """The learner's graded "sure" answers of this exam, and how many were right: one query.
+
+    Counted: a finished attempt's graded answers, and answers already checked in a session
+    still running (their verdict is on the page). Never an abandoned practice's, nor a
+    running mock's (no verdict yet), nor a voided item (no key).
+    """
+    counts = Response.objects.filter(
+        Q(attempt__status__in=Attempt.FINISHED_STATUSES) | Q(attempt__status=AttemptStatus.IN_PROGRESS, checked_at__isnull=False),
+        attempt__user=user, attempt__exam=exam, certainty=Certainty.SURE, answered_at__isnull=False, is_correct__isnull=False,
+    ).aggregate(sure=Count("pk"), right=Count("pk", filter=Q(is_correct=True)))
+    return Calibration(sure=counts["sure"], right=counts["right"])
 
 
 def _dated_indexes(count: int, *, most: int) -> set[int]:

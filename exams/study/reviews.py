@@ -1,13 +1,20 @@
 """Review cards: graded slots applied to the learner's FSRS cards."""
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import fsrs
 from django.db import transaction
+from django.db.models import BooleanField, ExpressionWrapper, Max, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from accounts.models import Profile
-from exams.models import Response, ReviewCard
+from exams.models import Certainty, Exam, Response, ReviewCard
+from exams.models.study import CardState
 from exams.study import scheduling
+
+# "Practise my mistakes now" reaches back this far for questions answered wrong.
+MISTAKES_WITHIN = timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,7 @@ def review_of(response: Response, *, at: datetime) -> Review | None:
     """The review a graded slot gives (picks and strikes prefetched), or None."""
     rating = scheduling.rating_for(
         answered=response.answered_at is not None, right=response.is_correct, struck=bool(response.strikes.all()),
+        guessed=response.certainty == Certainty.GUESS,
     )
     return None if rating is None else Review(question_id=response.question_id, rating=rating, at=at)
 
@@ -91,3 +99,59 @@ def due_after_check(response: Response, *, user) -> datetime | None:
         ReviewCard.objects.filter(user=user, question_id=response.question_id, last_review__gte=response.checked_at)
         .values_list("due", flat=True).first()
     )
+
+
+def due_cards(*, user, exam: Exam, excluded) -> QuerySet:
+    """The learner's due cards of this exam in the order a review serves them: a question last
+    answered wrong while "sure" first (the most telling mistakes), then most overdue first.
+
+    `excluded` holds question ids kept out (a running mock's). Values: question id and its
+    exclusion group.
+    """
+    last_graded = Response.objects.filter(
+        attempt__user=user, question_id=OuterRef("question_id"), is_correct__isnull=False, answered_at__isnull=False,
+    ).order_by("-answered_at", "-pk")
+    sure_and_wrong = ExpressionWrapper(Q(certainty=Certainty.SURE, is_correct=False), output_field=BooleanField())
+    return (
+        ReviewCard.objects.due(user=user, exam=exam)
+        .exclude(question_id__in=excluded)
+        .annotate(sure_and_wrong=Coalesce(Subquery(last_graded.annotate(flag=sure_and_wrong).values("flag")[:1]), Value(False)))
+        .order_by("-sure_and_wrong", "due", "pk")
+        .values_list("question_id", "question__exclusion_group")
+    )
+
+
+def learning_cards(*, user, exam: Exam) -> QuerySet:
+    """The learner's cards of this exam still on a step (Learning or Relearning), soonest due first."""
+    return ReviewCard.objects.filter(
+        user=user, question__exam=exam, question__is_active=True, state__in=[CardState.LEARNING, CardState.RELEARNING],
+    ).order_by("due", "pk")
+
+
+def recent_mistakes(*, user, exam: Exam) -> QuerySet:
+    """The learner's answers to this exam's questions graded wrong in the last seven days.
+
+    A graded answer only: a running mock's and an abandoned practice's unchecked slots carry
+    no verdict (is_correct is empty).
+    """
+    return Response.objects.filter(
+        attempt__user=user, attempt__exam=exam, question__is_active=True, is_correct=False,
+        answered_at__gte=timezone.now() - MISTAKES_WITHIN,
+    )
+
+
+def mistake_questions(*, user, exam: Exam, excluded) -> list[tuple[int, str]]:
+    """"Practise my mistakes now": questions on a learning step, then those answered wrong in
+    the last seven days, newest first; each once, with its exclusion group. Two queries."""
+    chosen: dict[int, str] = {}
+    for question_id, group in learning_cards(user=user, exam=exam).exclude(question_id__in=excluded).values_list(
+        "question_id", "question__exclusion_group"
+    ):
+        chosen.setdefault(question_id, group)
+    newest_first = (
+        recent_mistakes(user=user, exam=exam).exclude(question_id__in=excluded)
+        .values("question_id", "question__exclusion_group").annotate(last=Max("answered_at")).order_by("-last", "-question_id")
+    )
+    for row in newest_first:
+        chosen.setdefault(row["question_id"], row["question__exclusion_group"])
+    return list(chosen.items())

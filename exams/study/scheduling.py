@@ -15,18 +15,19 @@ UNCAPPED_DAYS = 36500
 STEP = timedelta(minutes=10)
 
 
-def rating_for(*, answered: bool, right: bool | None, struck: bool) -> fsrs.Rating | None:
+def rating_for(*, answered: bool, right: bool | None, struck: bool, guessed: bool = False) -> fsrs.Rating | None:
     """The FSRS rating one graded slot gives its question; None when the slot is not a review.
 
     An unanswered slot is not a recall attempt, and a voided item (right is None) has no
     key to recall. Striking out a choice and still getting it right means the learner had
-    to work it out: Hard rather than Good (in Review; see `rating_on`).
+    to work it out, and a right answer the learner said was a guess was not recalled
+    surely: Hard rather than Good (in Review; see `rating_on`). Wrong is Again however sure.
     """
     if not answered or right is None:
         return None
     if not right:
         return fsrs.Rating.Again
-    return fsrs.Rating.Hard if struck else fsrs.Rating.Good
+    return fsrs.Rating.Hard if struck or guessed else fsrs.Rating.Good
 
 
 def rating_on(card: fsrs.Card | None, rating: fsrs.Rating) -> fsrs.Rating:

@@ -98,10 +98,12 @@
 
   function slotState(form) {
     // What the learner sees on this slot now: the whole answer, not a change to it.
-    const state = { choice: [], struck: [], flag: null };
+    const state = { choice: [], struck: [], flag: null, certainty: null };
     for (const input of form.querySelectorAll("input[name=choice]")) {
       if (input.checked && !input.disabled) state.choice.push(input.value);
     }
+    const sure = form.querySelector("input[name=certainty]:checked:not(:disabled)");
+    if (sure) state.certainty = sure.value;
     for (const row of form.querySelectorAll(".choice-row.is-struck")) state.struck.push(row.dataset.position);
     const flag = form.querySelector(".flag-button");
     if (flag) state.flag = flag.getAttribute("aria-pressed") === "true" ? "on" : "off";
@@ -114,6 +116,7 @@
     if (!entry.checked) {
       body.append("answer", "1");
       for (const value of entry.state.choice) body.append("choice", value);
+      if (entry.state.certainty) body.append("certainty", entry.state.certainty);
     }
     body.append("struck_sent", "1");
     for (const value of entry.state.struck) body.append("struck", value);
@@ -384,6 +387,9 @@
         input.checked = state.choice.includes(input.value);
         input.closest("label").classList.toggle("is-selected", input.checked);
       }
+      for (const input of form.querySelectorAll("input[name=certainty]")) {
+        if (state.certainty) input.checked = input.value === state.certainty;
+      }
     }
     for (const row of form.querySelectorAll(".choice-row")) {
       const struck = state.struck.includes(row.dataset.position);
@@ -398,12 +404,13 @@
   // made meanwhile would be refused, and the flags and moves queued with it lost.
   function lockAnswer(form) {
     form.dataset.checked = "1";
-    for (const input of form.querySelectorAll("input[name=choice]")) input.disabled = true;
+    for (const input of form.querySelectorAll("input[name=choice], input[name=certainty]")) input.disabled = true;
   }
 
   function unlockAnswer(form) {
     if (!form) return;
     delete form.dataset.checked;
+    for (const input of form.querySelectorAll("input[name=certainty]")) input.disabled = false;
     for (const row of form.querySelectorAll(".choice-row")) {
       row.querySelector("input[name=choice]").disabled = row.classList.contains("is-struck");
     }
@@ -413,7 +420,7 @@
   document.addEventListener("change", (event) => {
     const input = event.target;
     const form = input.form;
-    if (form !== mainForm() || input.name !== "choice") return;
+    if (form !== mainForm() || (input.name !== "choice" && input.name !== "certainty")) return;
     const limit = document.getElementById("pick-limit");
     if (limit) {
       limit.textContent = "";

@@ -43,7 +43,7 @@ def test_the_migration_lists_duplicates_keeps_the_oldest_and_blanks_the_rest(cap
     assert emails == {"first": oldest.email, "second": "", "third": "", "alone": "alone@example.com"}
     with pytest.raises(IntegrityError), transaction.atomic():
         User.objects.create(username="fourth", email="SHARED@example.com")
-    # Back to the latest migrations, for the tests after this one.
+    # Back to the latest schema (later migrations of accounts exist) for the tests after this one.
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(executor.loader.graph.leaf_nodes())

@@ -121,7 +121,7 @@ def test_the_migration_reports_look_alikes_and_blocks_no_sign_in(client, capsys)
     User.objects.create_user("alone", password=PASSWORD)
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
-    executor.migrate([("accounts", "0004_i28_username_skeletons")])
+    executor.migrate([("accounts", "0005_i28_username_skeletons")])
     out = capsys.readouterr().out
     assert f"'кіm' (user #{twin.pk}) looks like 'kim'" in out and "confusables 13.0.0" in out
     assert "alone" not in out

@@ -7,9 +7,11 @@ from django.core.management import call_command
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from accounts.models import Profile
 from exams.models import Attempt, AttemptMode, Response, ReviewCard
+from exams.room.services import attempt_start
 from tests.browser.conftest import assert_accessible, log_in_as
-from tests.factories import UserFactory
+from tests.factories import UserFactory, exam_with_bank
 
 SCHEDULER = fsrs.Scheduler(
     desired_retention=0.9, learning_steps=(timedelta(minutes=10),), relearning_steps=(timedelta(minutes=10),),
@@ -59,6 +61,10 @@ def test_review_due_cards(page, live_server, demo_learner):
 
     log_in_as(page, live_server, demo_learner)
     page.goto(f"{live_server.url}/dashboard/")
+    # Issue 26: the card says what is due now and next; the learner sizes the session (20 by default).
+    expect(page.get_by_text(f"{len(due)} due now.")).to_be_visible()
+    expect(page.locator("#review-size")).to_have_value("20")
+    page.locator("#review-size").select_option("50")
     page.get_by_role("button", name=f"Review due ({len(due)})").click()
     expect(page.get_by_text(f"This review takes 50 of the {len(due)} questions due")).to_be_visible()
     expect(page.get_by_role("heading", name="Question 1 of 50")).to_be_visible()
@@ -100,3 +106,43 @@ def test_review_due_cards(page, live_server, demo_learner):
 
     page.goto(f"{live_server.url}/dashboard/")
     expect(page.get_by_role("button", name=f"Review due ({len(due) - 2})")).to_be_visible()
+
+
+def test_practise_my_mistakes_now(page, live_server, transactional_db):
+    """A practice answered wrong; nothing due ten minutes on; the mistakes come back at once, as reviews."""
+    exam = exam_with_bank(weights=(100,), per_domain=3, question_count=3)
+    learner = UserFactory(username="learner")
+    practice = attempt_start(user=learner, exam=exam, mode=AttemptMode.PRACTICE, question_ids=[
+        q.pk for q in exam.questions.order_by("pk")[:1]
+    ]).attempt
+    slot = practice.responses.select_related("question").get()
+    keys = set(slot.question.choices.filter(is_correct=True).values_list("pk", flat=True))
+    log_in_as(page, live_server, learner)
+    page.goto(f"{live_server.url}/attempts/{practice.pk}/q/1/")
+    wrong = next(i for i, pk in enumerate(slot.choice_order) if pk not in keys)
+    with page.expect_response(is_save):
+        page.locator("label.choice").nth(wrong).click()
+    with page.expect_response(is_save):
+        page.get_by_role("button", name="Check answer").click()
+    expect(page.get_by_text("This question comes back for review again in 10 minutes.")).to_be_visible()
+
+    page.goto(f"{live_server.url}/dashboard/")
+    expect(page.get_by_text("Nothing due now. Next review:")).to_be_visible()
+    expect(page.get_by_text("1 question to offer")).to_be_visible()
+    assert_accessible(page)
+    page.locator("#mistakes-size").select_option("10")
+    page.get_by_role("button", name="Practise my mistakes now").click()
+    expect(page.get_by_text("Your mistakes, 1 question")).to_be_visible()
+    expect(page.get_by_role("heading", name="Question 1 of 1")).to_be_visible()
+    review = Attempt.objects.get(user=learner, mode=AttemptMode.REVIEW)
+    again = review.responses.select_related("question").get()
+    with page.expect_response(is_save):
+        page.locator("label.choice").nth(next(i for i, pk in enumerate(again.choice_order) if pk in keys)).click()
+    with page.expect_response(is_save):
+        page.get_by_role("button", name="Check answer").click()
+    expect(page.get_by_role("heading", name="Right", exact=True)).to_be_visible()
+    assert_accessible(page)
+    # Its answer is a review: right in Learning rates Good, which graduates the card to days.
+    card = ReviewCard.objects.get(user=learner, question=slot.question)
+    assert card.state == fsrs.State.Review and card.due - card.last_review >= timedelta(days=1)
+    assert Profile.objects.get(user=learner).review_session_size == 10

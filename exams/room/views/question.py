@@ -1,6 +1,7 @@
 """Attempts of every mode: start, one question at a time, check (practice), review, submit, results."""
 from contextlib import nullcontext
 
+from django.contrib import auth
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.http.multipartparser import MultiPartParserError
@@ -15,10 +16,10 @@ from django_htmx.http import HttpResponseClientRedirect, push_url, reswap, retar
 from accounts.models import Profile
 from exams.letters import choice_label
 from exams.markdown import render_inline_markdown
-from exams.models import Attempt, AttemptMode, Bookmark, QuestionKind, Response
+from exams.models import Attempt, AttemptMode, Bookmark, Certainty, QuestionKind, Response
 from exams.room import navigation, reading, saving, services
 from exams.room.access import in_running_mock, learner_required, owned_attempt
-from exams.room.forms import AnswerForm
+from exams.room.forms import LEAVE_PLACES, AnswerForm
 from exams.room.views.answered import confirmed_erratum_of, result_item
 from exams.room.views.deadline import conflict, time_up
 from exams.study import scheduling
@@ -121,6 +122,8 @@ def _question_context(request, shown: reading.Shown, *, walk: str = "") -> dict:
         "choices_html": _choices_html(options, multiple=response.question.kind == QuestionKind.MULTIPLE,
                                       checked=response.checked_at is not None),
         "picked_count": sum(option["selected"] for option in options),
+        "asks_certainty": services.asks_certainty(attempt),
+        "certainty_choices": Certainty.choices,
         "navigator_html": _navigator_html(navigator, response.position),
         "item": item,
         "slot_count": len(navigator),
@@ -135,6 +138,7 @@ def _question_context(request, shown: reading.Shown, *, walk: str = "") -> dict:
         "feedback": feedback,
         "comes_back": scheduling.comes_back(due=due, now=timezone.now()) if due else None,
         "key_hint": _key_hint(len(options)),
+        "leave_places": [(place, label) for place, (_, label) in LEAVE_PLACES.items()],
         "walk": walk,
         "walk_slots": _walk_slots(navigator, walk, response.position),
         "question_url": reverse("exams:question", args=[attempt.pk, response.position]) + (f"?walk={walk}" if walk else ""),
@@ -203,7 +207,18 @@ def question(request: HttpRequest, attempt_id: int, position: int) -> HttpRespon
             )
         except services.SlotRefused as refusal:
             return _refused(request, attempt, response, str(refusal))
+    if form.cleaned_data["leave"]:
+        return _leave(request, form.cleaned_data["leave"])
     return _after_save(request, attempt, response, saved)
+
+
+def _leave(request: HttpRequest, place: str) -> HttpResponse:
+    """The no-JavaScript header: the answer is saved (committed); now go where the learner asked."""
+    if place == "logout":
+        auth.logout(request)
+        return render(request, "registration/logged_out.html")
+    url = reverse(LEAVE_PLACES[place][0])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 def _posted(request: HttpRequest):

@@ -69,6 +69,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "weakest": progress.weakest_domain(standings, learner.domain_ability),
             "reviews": progress.review_outlook(user=request.user, exam=exam),
             "profile": Profile.objects.for_user(request.user),
+            "review_sizes": services.REVIEW_SESSION_SIZES,
+            "calibration": progress.certainty_calibration(user=request.user, exam=exam),
+            "calibration_after": progress.CALIBRATION_AFTER,
             "trend": trend,
             "chart": progress.trend_chart(trend, exam.passing_score, held=held.attempt_ids),
             "mastery_charts": progress.mastery_charts(

@@ -107,5 +107,9 @@ def test_no_draw_takes_a_running_mocks_questions(learner):
     assert len(drawn) == 10 and not set(drawn) & in_mock
     for question in Question.objects.filter(exam=exam):
         ReviewCard.objects.create(user=learner, question=question, due="2000-01-01T00:00Z")
-    due = services._due_questions(user=learner, exam=exam)
+    due = services._due_questions(user=learner, exam=exam, size=20)
     assert len(due) == 10 and not set(due) & in_mock
+    # "Practise my mistakes now" (issue 26): cards on a learning step, none of the mock's.
+    ReviewCard.objects.update(state=1, step=0, due="2999-01-01T00:00Z")
+    mistakes = services._mistake_questions(user=learner, exam=exam, size=20)
+    assert len(mistakes) == 10 and not set(mistakes) & in_mock

@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 
 import fsrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from accounts.models import Profile
@@ -32,6 +32,20 @@ Rating = fsrs.Rating
 )
 def test_answers_map_to_ratings(answered, right, struck, rating):
     assert scheduling.rating_for(answered=answered, right=right, struck=struck) == rating
+
+
+@pytest.mark.parametrize(
+    "right, struck, guessed, rating",
+    [
+        (True, False, True, Rating.Hard),  # right but "guessing": not a sure recall
+        (True, True, True, Rating.Hard),
+        (False, False, True, Rating.Again),
+        (True, False, False, Rating.Good),  # "fairly sure" or "sure" and right
+        (False, False, False, Rating.Again),  # "sure" and wrong: Again (and first in review)
+    ],
+)
+def test_certainty_shapes_the_rating_and_never_rescues_a_wrong_answer(right, struck, guessed, rating):
+    assert scheduling.rating_for(answered=True, right=right, struck=struck, guessed=guessed) == rating
 
 
 @pytest.mark.parametrize(
@@ -82,6 +96,11 @@ histories = st.lists(
 
 @settings(max_examples=60)
 @given(history=histories, retention=st.sampled_from([0.8, 0.85, 0.9, 0.97]))
+# Always tried: a lapse, then a struck-out right answer inside and after the step (Hard → Good
+# in Learning, so it graduates), then Hard in Review; and a new card right with a strike-out.
+@example(history=[(Rating.Again, 0.001), (Rating.Hard, 0.0069), (Rating.Hard, 3.0), (Rating.Again, 9.0), (Rating.Hard, 0.01)],
+         retention=0.9)
+@example(history=[(Rating.Hard, 0.5)], retention=0.97)
 def test_the_scheduler_gives_the_packages_card_for_any_history(history, retention):
     at = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
     timed = []
@@ -96,6 +115,9 @@ def test_the_scheduler_gives_the_packages_card_for_any_history(history, retentio
     assert (card.due, card.stability, card.difficulty, card.state) == (
         expected.due, expected.stability, expected.difficulty, expected.state,
     )
+    # A right answer never leaves a card on its step: FSRS's Hard would repeat it.
+    if timed[-1][0] != Rating.Again:
+        assert card.state == fsrs.State.Review
 
 
 @pytest.mark.django_db

@@ -36,7 +36,7 @@ def store_skeletons(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('accounts', '0003_i16_user_email_unique'),
+        ('accounts', '0004_i26b_review_size_certainty'),
         ('auth', '0012_alter_user_first_name_max_length'),
     ]
 
