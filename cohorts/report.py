@@ -8,7 +8,7 @@ from django.db.models import Count, Max, OuterRef, Subquery
 
 from cohorts.models import Cohort, Membership
 from exams.models import Attempt, AttemptMode, Domain
-from exams.study import progress
+from exams.study import ability, progress
 
 # Fewer counted responses than this in a domain is "not enough data", and never flagged.
 MIN_COUNTED = 10
@@ -28,6 +28,10 @@ class DomainCell:
     counted: int
     percent: float | None  # mastery, None without enough data
     flag: str  # one of Flag, or "" when the member is doing fine
+    # The per-domain level (exams.study.ability): the expected share right on the domain's
+    # questions at their average difficulty. The flag reads it, so a member who practises their
+    # mistakes (harder questions, a lower share right) is not flagged for it.
+    level: float | None = None
 
 
 @dataclass(frozen=True)
@@ -48,14 +52,16 @@ class DomainAverage:
     members: int  # how many members that mean is over
 
 
-def flag_for(*, cohort: Cohort, right: int, counted: int) -> tuple[float | None, str]:
-    """A member-domain's mastery (percent, the dashboard's rule) and its flag under the cohort's thresholds."""
+def flag_for(*, cohort: Cohort, right: int, counted: int, level: float | None = None) -> tuple[float | None, str]:
+    """A member-domain's mastery (percent, the dashboard's rule) and its flag under the cohort's
+    thresholds, read on the member's level in the domain when there is one, else on mastery."""
     if counted < MIN_COUNTED:
         return None, Flag.NOT_ENOUGH_DATA
     percent = progress.readiness.mastery(right=right, answered=counted)
-    if percent < cohort.at_risk_below:
+    measure = percent if level is None else level
+    if measure < cohort.at_risk_below:
         flag = Flag.AT_RISK
-    elif percent < cohort.needs_review_below:
+    elif measure < cohort.needs_review_below:
         flag = Flag.NEEDS_REVIEW
     else:
         flag = ""
@@ -80,17 +86,18 @@ def members_with_mocks(cohort: Cohort):
     )
 
 
-def _cells(*, cohort: Cohort, domains: list[Domain], standings: dict) -> list[DomainCell]:
+def _cells(*, cohort: Cohort, domains: list[Domain], standings: dict, levels: dict) -> list[DomainCell]:
     cells = []
     for domain in domains:
         standing = standings.get(domain.pk)
         right, counted = (standing.right, standing.answered) if standing else (0, 0)
-        percent, flag = flag_for(cohort=cohort, right=right, counted=counted)
-        cells.append(DomainCell(domain=domain, right=right, counted=counted, percent=percent, flag=flag))
+        level = levels.get(domain.pk) if counted >= MIN_COUNTED else None
+        percent, flag = flag_for(cohort=cohort, right=right, counted=counted, level=level)
+        cells.append(DomainCell(domain=domain, right=right, counted=counted, percent=percent, flag=flag, level=level))
     return cells
 
 
-def _row(*, cohort: Cohort, membership: Membership, domains: list[Domain], standings: dict) -> MemberRow:
+def _row(*, cohort: Cohort, membership: Membership, domains: list[Domain], standings: dict, levels: dict) -> MemberRow:
     return MemberRow(
         membership=membership,
         last_score=membership.last_score,
@@ -98,7 +105,8 @@ def _row(*, cohort: Cohort, membership: Membership, domains: list[Domain], stand
         last_at=membership.last_at,
         best_score=membership.best_score,
         mocks=membership.mocks or 0,
-        cells=_cells(cohort=cohort, domains=domains, standings=standings.get(membership.learner_id, {})),
+        cells=_cells(cohort=cohort, domains=domains, standings=standings.get(membership.learner_id, {}),
+                     levels=levels.get(membership.learner_id, {})),
     )
 
 
@@ -147,7 +155,11 @@ def cohort_report(*, cohort: Cohort, page: str | int | None = 1, sort: str | Non
     fixed number of queries (every member's row is made, so any column sorts the whole cohort)."""
     domains = list(cohort.exam.domains.all())
     standings = progress.standings_of_learners(learners=_learners(cohort), exam=cohort.exam)
-    every = [_row(cohort=cohort, membership=m, domains=domains, standings=standings) for m in members_with_mocks(cohort)]
+    levels = ability.domain_levels_of_learners(learners=_learners(cohort), exam=cohort.exam, domains=domains)
+    every = [
+        _row(cohort=cohort, membership=m, domains=domains, standings=standings, levels=levels)
+        for m in members_with_mocks(cohort)
+    ]
     ordered, sort = sort_rows(every, domains=domains, sort=sort)
     members = Paginator(ordered, MEMBERS_PER_PAGE).get_page(page)
     rows = list(members)
@@ -189,9 +201,11 @@ def _columns(*, domains: list[Domain], sort: str) -> list[dict]:
 
 
 def all_rows(*, cohort: Cohort) -> tuple[list[Domain], list[MemberRow]]:
-    """Every member's row, for the CSV export (three queries)."""
+    """Every member's row, for the CSV export (a fixed number of queries)."""
     domains = list(cohort.exam.domains.all())
     standings = progress.standings_of_learners(learners=_learners(cohort), exam=cohort.exam)
+    levels = ability.domain_levels_of_learners(learners=_learners(cohort), exam=cohort.exam, domains=domains)
     return domains, [
-        _row(cohort=cohort, membership=m, domains=domains, standings=standings) for m in members_with_mocks(cohort)
+        _row(cohort=cohort, membership=m, domains=domains, standings=standings, levels=levels)
+        for m in members_with_mocks(cohort)
     ]

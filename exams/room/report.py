@@ -1,5 +1,5 @@
 """What a finished attempt's results page reads: the previous attempt, the per-domain table, the answered questions."""
-from django.db.models import Exists, OuterRef, Prefetch
+from django.db.models import Exists, OuterRef, Prefetch, Q
 
 from exams.models import Attempt, Bookmark, Erratum, ErratumStatus, learner_questions
 from exams.room import grading

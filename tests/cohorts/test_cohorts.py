@@ -13,10 +13,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from cohorts.models import Cohort, Invitation, Membership
-from cohorts.report import MEMBERS_PER_PAGE, Flag, flag_for
-from exams.models import Attempt, AttemptMode, AttemptStatus, Response
+from cohorts.report import MEMBERS_PER_PAGE, Flag, cohort_report, flag_for
+from exams.models import Attempt, AttemptMode, AttemptStatus, Question, Response
 from exams.roles import instructors_group
-from exams.study import progress
+from exams.study import ability, progress
+from exams.templatetags.exam_extras import percent
 from tests.exams.study.test_dashboard import finished_history
 from tests.factories import UserFactory, exam_with_bank
 
@@ -293,15 +294,23 @@ def test_the_cohort_page_shows_mocks_mastery_flags_and_averages(client, instruct
     page = client.get(reverse("cohorts:detail", args=[cohort.pk])).content.decode()
 
     assert "Members (2)" in page
-    # learner: last 62 (not passed), best 80; first domain 5/10 = 50% at risk; second 13/20 = 65% needs review.
+    # learner: last 62 (not passed), best 80; first domain 5/10 = 50%, second 13/20 = 65% mastery.
     assert "62.0% not passed" in page and "80.0%" in page
-    # Each heat cell: mastery and a short flag in sight, the counts and the flag in its text.
-    assert "50.0%<span class=\"heat-mark\">risk</span>" in page and "5 of 10 right, At risk</span>" in page
-    assert "65.0%<span class=\"heat-mark\">review</span>" in page and "13 of 20 right, Needs review</span>" in page
-    # other: 8/10 = 80% unflagged; 3 answers is not enough data.
-    assert "8 of 10 right</span></td>" in page
+    # Each heat cell: mastery and a short flag in sight; the counts, the level and the flag in its
+    # text. The flag reads the member's level in the domain (exams.study.ability).
+    levels = ability.domain_levels_of_learners(
+        learners=type(learner).objects.filter(pk__in=[learner.pk, other_learner.pk]), exam=exam,
+        domains=list(exam.domains.order_by("order")),
+    )
+    for who, domain, (right, counted) in ((learner, first, (5, 10)), (learner, second, (13, 20)), (other_learner, first, (8, 10))):
+        level = levels[who.pk][domain.pk]
+        _, flag = flag_for(cohort=cohort, right=right, counted=counted, level=level)
+        assert flag == (Flag.AT_RISK if level < 60 else Flag.NEEDS_REVIEW if level < 70 else "")
+        detail = f"{right} of {counted} right; level {percent(level)}" + (f", {flag}" if flag else "")
+        assert detail + "</span>" in page, detail
+    # 3 answers is not enough data.
     assert "Not enough data (3)" in page
-    # Averages over members with enough data: (50 + 80) / 2 = 65; 65 over one member.
+    # Averages of mastery over members with enough data: (50 + 80) / 2 = 65; 65 over one member.
     assert page.count("65.0%<span class=\"heat-mark\">of 2</span>") == 1
     assert "65.0%<span class=\"heat-mark\">of 1</span>" in page
     assert "/attempts/" not in page, "nothing of a learner beyond the report"
@@ -312,7 +321,9 @@ def test_the_cohort_page_shows_mocks_mastery_flags_and_averages(client, instruct
     by_learner = {row["learner"]: row for row in rows}
     assert by_learner["learner"]["last_mock_score"] == "62.00" and by_learner["learner"]["best_mock_score"] == "80.00"
     assert by_learner["learner"]["mocks"] == "3" and by_learner["learner"]["last_mock_passed"] == "no"
-    assert (by_learner["learner"][f"{first.name} mastery"], by_learner["learner"][f"{first.name} flag"]) == ("50", "At risk")
+    assert by_learner["learner"][f"{first.name} mastery"] == "50"
+    assert by_learner["learner"][f"{first.name} flag"] == flag_for(
+        cohort=cohort, right=5, counted=10, level=levels[learner.pk][first.pk])[1]
     assert (by_learner["other"][f"{second.name} counted"], by_learner["other"][f"{second.name} flag"]) == ("3", "Not enough data")
 
 
@@ -366,7 +377,7 @@ def test_the_cohort_page_takes_the_same_queries_at_3_and_300_members(client, ins
         page = client.get(url)
 
     assert "Members (300)" in page.content.decode()
-    assert len(large) == len(small) <= 12
+    assert len(large) == len(small) <= 13  # + the members' windows and the bank's calibration for the levels
     export = reverse("cohorts:export_csv", args=[cohort.pk])
     with CaptureQueriesContext(connection) as exported:
         assert len(client.get(export).content.decode().splitlines()) == 301
@@ -397,3 +408,30 @@ def test_the_demo_cohort_is_made_once(nca_genm):
     assert (cohort.owner.username, cohort.exam, [m.learner.username for m in cohort.memberships.all()]) == (
         "instructor", nca_genm, ["learner"])
     assert Invitation.objects.usable().filter(cohort=cohort).count() == 1
+
+
+def test_practising_ones_mistakes_raises_no_flag(client, instructor, learner, cohort, exam):
+    """The issue's case: a member who answers only the domain's hard questions has a low share
+    right, but their level on the domain's questions as a whole is what the flag reads."""
+    first = exam.domains.order_by("order").first()
+    questions = list(exam.questions.filter(domain=first).order_by("pk"))
+    Question.objects.filter(pk__in=[q.pk for q in questions[:10]]).update(difficulty="hard")
+    Question.objects.filter(pk__in=[q.pk for q in questions[10:]]).update(difficulty="easy")
+    join(cohort, learner)
+    finished = timezone.now() - timedelta(days=1)
+    for round_ in range(3):
+        attempt = Attempt.objects.create(
+            user=learner, exam=exam, mode=AttemptMode.PRACTICE, status=AttemptStatus.SUBMITTED,
+            started_at=finished - timedelta(hours=1 + round_), finished_at=finished - timedelta(minutes=30 * round_),
+            score=Decimal(60), published_score=Decimal(60), passed=False, right_count=0, total_count=0,
+        )
+        Response.objects.bulk_create(
+            Response(attempt=attempt, position=i + 1, question=q, domain_id=first.pk, version=q.current_version(),
+                     choice_order=[], is_correct=(i + 3 * round_) % 10 < 6, answered_at=attempt.started_at + timedelta(minutes=i))
+            for i, q in enumerate(questions[:10])
+        )
+    (row,) = cohort_report(cohort=cohort)["rows"]
+    cell = next(cell for cell in row.cells if cell.domain == first)
+    assert cell.percent == pytest.approx(60.0)  # mastery alone would say "needs review"
+    assert flag_for(cohort=cohort, right=18, counted=30) == (60.0, Flag.NEEDS_REVIEW)
+    assert cell.level > cohort.needs_review_below and cell.flag == ""
