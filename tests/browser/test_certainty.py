@@ -60,5 +60,7 @@ def test_certainty_recorded_locked_after_check_and_shown(request, live_server, t
     page.goto(f"{live_server.url}/attempts/{practice.pk}/review/")
     page.get_by_role("button", name="Submit").first.click()
     page.locator("#confirm-ok").click()
+    # Results group the questions by domain, closed: the grid's cell opens the question.
+    page.locator(".grid-cell").first.click()
     expect(page.get_by_text("How sure: fairly sure")).to_be_visible()
     assert Attempt.objects.get(pk=practice.pk).has_ended
