@@ -213,7 +213,9 @@ def test_statistics_columns_filter_and_panel(instructor_client):
     question = exam.questions.first()
     item_statistics_refresh(exam=exam)  # the admin reads the stored statistics
     page = instructor_client.get(reverse("admin:exams_question_changelist"), {"exam__id__exact": exam.pk}).content.decode()
-    assert 'class="field-facility">0.67<' in page and 'class="field-statistics_n">30<' in page
+    # Facility, then the Rasch difficulty ± its SE (30 learners' first answers: enough to show).
+    assert re.search(r'class="field-facility">0\.67 · [+-]\d+\.\d±\d+\.\d<', page), "facility and difficulty"
+    assert 'class="field-statistics_n">30<' in page
     assert f'class="field-exam_code">{exam.code}<' in page
     # Only flagged rows are marked: none here.
     assert 'class="miskeyed"' not in page and "icon-no" not in page
