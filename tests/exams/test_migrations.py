@@ -186,6 +186,7 @@ def test_past_practices_submitted_with_nothing_answered_become_abandoned(django_
         migrate_to_latest()
 
 
+@pytest.mark.postgres_only  # its raw INSERT uses PostgreSQL's now() and RETURNING
 def test_every_question_there_before_status_is_ready_and_new_ones_are_drafts():
     old = migrate(("exams", "0022_i26_abandoned_practice"))
     try:

@@ -44,6 +44,7 @@ def picked(response: Response) -> list[int]:
 
 
 class TestSaving:
+    @pytest.mark.postgres_only  # the one-statement save is PostgreSQL's (exams/room/saving.py); SQLite takes the ORM path
     def test_the_pages_save_stores_it_with_the_pick_in_one_statement(self, learner_client, learner):
         attempt = practice(learner)
         learner_client.post(url(attempt), {"answer": "1", "choice": ["1"]}, headers=HTMX)
