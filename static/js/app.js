@@ -730,3 +730,61 @@
   window.addEventListener("hashchange", reveal);
   reveal();
 })();
+
+// ---- htmx requests outside the exam room: busy while they run, and said when they fail ----
+// Results filters, the practice builder's count and bookmark notes swap in place through
+// htmx. On a slow link the element that asked shows it is busy; a request that is cut off,
+// times out or fails on the server swaps nothing (htmx's default), and the page says so
+// beside it, so a note that did not reach the server never looks saved. Polls (the jobs
+// page's progress) retry by themselves and say nothing.
+(function () {
+  const MESSAGES = {
+    network: "Could not reach certprep: nothing changed. Check your connection and try again.",
+    timeout: "certprep took too long to answer: nothing changed. Try again.",
+    forbidden: "Your session may have ended: nothing changed. Reload the page and try again.",
+    server: "Something went wrong on certprep's side: nothing changed. Try again in a moment.",
+  };
+
+  function isPoll(element) {
+    return (element.getAttribute("hx-trigger") || "").includes("every");
+  }
+
+  // Where the message goes: after the form or the filter bar that asked.
+  function anchorOf(element) {
+    return element.closest("form, nav, section, .card") || element;
+  }
+
+  function clear(anchor) {
+    const next = anchor.nextElementSibling;
+    if (next && next.classList.contains("request-failed")) next.remove();
+  }
+
+  function report(element, kind) {
+    if (!element || isPoll(element)) return;
+    const anchor = anchorOf(element);
+    clear(anchor);
+    const message = document.createElement("p");
+    message.className = "request-failed";
+    message.setAttribute("role", "alert");
+    message.textContent = MESSAGES[kind];
+    anchor.insertAdjacentElement("afterend", message);
+  }
+
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const element = event.detail.elt;
+    if (isPoll(element)) return;
+    clear(anchorOf(element));
+    anchorOf(element).setAttribute("aria-busy", "true");
+  });
+  document.addEventListener("htmx:afterRequest", (event) => {
+    const element = event.detail.elt;
+    const anchor = anchorOf(element);
+    if (anchor.isConnected) anchor.removeAttribute("aria-busy");
+  });
+  document.addEventListener("htmx:sendError", (event) => report(event.detail.elt, "network"));
+  document.addEventListener("htmx:timeout", (event) => report(event.detail.elt, "timeout"));
+  document.addEventListener("htmx:responseError", (event) => {
+    const status = event.detail.xhr ? event.detail.xhr.status : 0;
+    report(event.detail.elt, status === 403 ? "forbidden" : status === 0 ? "network" : "server");
+  });
+})();
