@@ -49,7 +49,8 @@ test: venv check-chromium node_modules/.installed
 	$(TEST_ENV) $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -q -m "not fault"
 	$(MAKE) --no-print-directory test-fault
 
-# Fault injection: real gunicorn and a throwaway PostgreSQL cluster of their own, one at a time.
+# Fault injection: real gunicorn (alone, and as the image serves it: deploy/serve with the host's
+# nginx) and a throwaway PostgreSQL cluster of their own, one at a time.
 test-fault: venv
 	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(TEST_ENV) $(PY) -m pytest -q -p no:xdist -m fault tests/fault
@@ -75,9 +76,9 @@ screenshots: venv check-chromium node_modules/.installed
 	$(TEST_ENV) $(PY) manage.py collectstatic --noinput --verbosity 0
 	$(TEST_ENV) $(PY) -m pytest -q -p no:xdist $(SCREENSHOT_TESTS) --screenshots docs/screenshots
 
-# Load (locust against gunicorn, beside the /bench/hello floor and the write floor of
-# bench/floor on its own gunicorn: capacity sweep, learners, draw, page costs, start spike,
-# capacity ramp) and scale benchmarks; both write their figures into docs/BENCHMARKS.md.
+# Load (locust against the image's server, deploy/serve: nginx in front of gunicorn, beside the
+# /bench/hello floor and the write floor of bench/floor on a server of its own alike: capacity
+# sweep, learners, draw, page costs, start spike, capacity ramp; needs nginx) and scale benchmarks; both write their figures into docs/BENCHMARKS.md.
 # Each takes its own database (the load run two: certprep_bench and certprep_bench_floor).
 bench: venv
 	$(PY) -m pip install --quiet -e '.[bench]'

@@ -1,4 +1,5 @@
-"""Load benchmark: learners taking mocks against real gunicorn and PostgreSQL on loopback.
+"""Load benchmark: learners taking mocks against the image's server (deploy/serve: nginx in front of
+gunicorn, as the Dockerfile's CMD runs it) and PostgreSQL on loopback.
 
     .venv/bin/python bench/load/run.py            (what `make bench` runs)
 
@@ -6,7 +7,8 @@
    NCA-GENM bank loaded with `manage.py load_bank`, learner accounts seeded.
 2. Capacity sweep: for each gunicorn setting, the floor (/bench/hello) and then answer
    saves, each with CAPACITY users and no think time: throughput at saturation, latency,
-   and CPU per request of the gunicorn workers and of this database's PostgreSQL backends.
+   and CPU per request of the server's workers (gunicorn's and nginx's) and of this database's
+   PostgreSQL backends. The write floor (bench/floor) runs on the same server.
 3. Learners: the mock journey (bench/load/locustfile.py) with the floor alongside, at each
    LEARNERS level, under the 2-worker baseline and under the best setting of the sweep;
    then every answer the server confirmed is looked up in the database.
@@ -24,6 +26,7 @@ import platform
 import pstats
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -88,6 +91,11 @@ def machine_busy() -> float:
     return (user + nice + system + irq + softirq + steal) / HZ
 
 
+def nginx_version() -> str:
+    done = subprocess.run([shutil.which("nginx") or "/usr/sbin/nginx", "-v"], capture_output=True, text=True)
+    return done.stderr.strip().rpartition("/")[2] or "?"
+
+
 def children(pid: int) -> list[int]:
     try:
         return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
@@ -113,7 +121,7 @@ class CpuMeter:
         self.server, self.database_url, self.database = server, database_url, database
 
     def read(self) -> dict:
-        workers = children(self.server.process.pid)
+        workers = self.server.serving_pids()
         backends = backend_pids(self.database_url, self.database)
         return {
             "time": time.time(),
@@ -176,7 +184,8 @@ def manage(args, *command: str) -> str:
 
 
 class Server:
-    """gunicorn on loopback with one setting ("sync:2", "gthread:2x4"); stopped by stop()."""
+    """The image's server (deploy/serve: nginx in front of gunicorn, exactly as the Dockerfile's
+    CMD runs it) on loopback with one gunicorn setting ("sync:2", "gthread:2x4"); stopped by stop()."""
 
     def __init__(self, args, setting: str, *, app: str = "config.wsgi:application", extra_env: dict | None = None,
                  env: dict | None = None, database: str | None = None):
@@ -187,22 +196,33 @@ class Server:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = args.workdir / f"gunicorn-{setting.replace(':', '-')}-{self.port}.log"
-        command = [
-            str(VENV_BIN / "gunicorn"), app, "--bind", f"127.0.0.1:{self.port}",
-            "--workers", str(self.workers), "--worker-class", kind, "--threads", str(self.threads),
-            "--timeout", "60", "--graceful-timeout", "15", "--log-level", "warning", "--error-logfile", str(self.log),
-            # gthread keeps connections alive 2 s by default, shorter than a learner's think
-            # time: a request sent as the server closes the idle connection fails (status 0).
-            # nginx in front (deploy/) holds client connections for 75 s; so does this.
+        # deploy/serve's own options are its environment; the rest of gunicorn's through
+        # GUNICORN_CMD_ARGS, which gunicorn reads itself.
+        gunicorn_args = [
+            "--worker-class", kind, "--timeout", "60", "--graceful-timeout", "15", "--log-level", "warning",
+            "--error-logfile", str(self.log),
+            # gthread keeps connections alive 2 s by default: nginx reopens them to gunicorn as
+            # it needs (clients' connections are nginx's: keepalive_timeout 15 s).
             "--keep-alive", "75",
         ]
-        self.command = " ".join(command[1:]).replace(str(VENV_BIN) + "/", "")
+        serve_env = {
+            "SERVE_PORT": self.port, "SERVE_APP_PORT": free_port(), "SERVE_WSGI_APP": app,
+            "SERVE_RUN_DIR": args.workdir / f"serve-{self.port}",
+            "WEB_CONCURRENCY": self.workers, "WEB_THREADS": self.threads,
+            "GUNICORN_CMD_ARGS": " ".join(gunicorn_args),
+        }
+        command = [str(ROOT / "deploy" / "serve")]
+        self.command = (f"deploy/serve (nginx {nginx_version()}) with WEB_CONCURRENCY={self.workers} WEB_THREADS={self.threads} "
+                        f"GUNICORN_CMD_ARGS='{' '.join(gunicorn_args)}' SERVE_WSGI_APP={app}").replace(str(args.workdir) + "/", "")
         # Enough pooled connections for every thread, and no more.
         # The database whose backends this server's CPU meter reads.
         self.database = database or database_name(args.database_url)
         if env is None:
             env = app_env(args, DATABASE_POOL_MIN=min(2, self.threads), DATABASE_POOL_MAX=self.threads + 1, **(extra_env or {}))
-        # Django logs a server error with its traceback to stderr: keep it next to gunicorn's log.
+        env = {**env, **{key: str(value) for key, value in serve_env.items()},
+               "PATH": f"{VENV_BIN}:{env.get('PATH', os.defpath)}:/usr/sbin"}
+        # Django logs a server error with its traceback to stderr, nginx its access log to
+        # stdout: both next to gunicorn's log.
         with open(self.log.with_suffix(".stderr"), "w") as stderr:
             self.process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True,
                                             stdout=stderr, stderr=subprocess.STDOUT)
@@ -210,20 +230,38 @@ class Server:
         deadline = time.monotonic() + 60
         while True:
             if self.process.poll() is not None:
-                raise SystemExit(f"gunicorn {setting} exited at start; see {self.log}")
+                raise SystemExit(f"deploy/serve {setting} exited at start; see {self.log} and {self.log.with_suffix('.stderr')}")
             try:
                 with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as answer:
-                    if answer.status == 200 and len(children(self.process.pid)) >= self.workers:
+                    if answer.status == 200 and len(self.gunicorn_workers()) >= self.workers:
                         break
             except OSError:
                 pass
             if time.monotonic() > deadline:
                 self.stop()
-                raise SystemExit(f"gunicorn {setting} did not answer /healthz within 60 s; see {self.log}")
+                raise SystemExit(f"deploy/serve {setting} did not answer /healthz within 60 s; see {self.log}")
             time.sleep(0.3)
         # Warm every worker (imports, URLconf, pool) so the first measured requests are not cold.
         for _ in range(self.workers * self.threads * 4):
             urllib.request.urlopen(f"{self.url}/bench/hello", timeout=5).read()
+
+    def _master(self, name: str) -> int | None:
+        for pid in children(self.process.pid):
+            try:
+                if name in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+                    return pid
+            except OSError:
+                continue
+        return None
+
+    def gunicorn_workers(self) -> list[int]:
+        master = self._master("gunicorn")
+        return children(master) if master else []
+
+    def serving_pids(self) -> list[int]:
+        """What serves a request: gunicorn's workers and nginx's (the masters only supervise)."""
+        nginx = self._master("nginx")
+        return self.gunicorn_workers() + (children(nginx) if nginx else [])
 
     def stop(self) -> None:
         stop_process(self.process)
@@ -613,7 +651,7 @@ def py_spy_profile(args, setting: str, pyspy: Path) -> dict:
     spies = []
 
     def attach(server):
-        for pid in children(server.process.pid):
+        for pid in server.gunicorn_workers():
             output = raw_dir / f"worker-{pid}.txt"
             spies.append(subprocess.Popen(
                 [str(pyspy), "record", "--pid", str(pid), "--duration", str(int(args.measure_profile) - 2), "--rate", "250",
@@ -721,7 +759,7 @@ def cpu_line(run: dict) -> str:
     cpu = run["cpu"]
     requests = sum(e["count"] for e in run["endpoints"].values())
     return (f"CPU in the window ({fmt(cpu['seconds'])} s, {os.cpu_count()} cores = {fmt(cpu['seconds'] * os.cpu_count())} CPU-s available): "
-            f"gunicorn workers {fmt(cpu['workers'], 1)} s ({fmt(1000 * cpu['workers'] / max(1, requests), 2)} ms/request), "
+            f"gunicorn and nginx workers {fmt(cpu['workers'], 1)} s ({fmt(1000 * cpu['workers'] / max(1, requests), 2)} ms/request), "
             f"PostgreSQL backends {fmt(cpu['backends'], 1)} s ({fmt(1000 * cpu['backends'] / max(1, requests), 2)} ms/request), "
             f"locust {fmt(cpu['client'], 1)} s, other processes on the machine {fmt(cpu['others'], 1)} s.")
 
@@ -760,7 +798,7 @@ def report(args, results: dict) -> str:
         "(hello world behind certprep's middleware), answer saves (each user on its own mock, two answers alternating on "
         "its slot, so every save writes), then the question page whole (a reload) and as the htmx partial (a move). "
         f"{fmt(args.measure_capacity)} s measured per phase after every user was signed in and on its mock. CPU per request "
-        "is read from /proc for the gunicorn workers and for the phase's database's PostgreSQL backends only, so it "
+        "is read from /proc for the server's workers (gunicorn's and nginx's) and for the phase's database's PostgreSQL backends only, so it "
         "holds even on a shared machine; the throughput ratios are within one run, the write floor measured before and "
         "after certprep's phases (its req/s is the mean of the two). In brackets, the ratio by CPU per request (workers + "
         "PostgreSQL backends: the floor's over the endpoint's), which is what the throughput ratio comes to when the two "
@@ -793,7 +831,7 @@ def report(args, results: dict) -> str:
         )
     lines += [
         "",
-        f"Settings are `worker-class:workers[xthreads]`; the gunicorn command line was "
+        f"Settings are `worker-class:workers[xthreads]`; every server, the write floor's too, was the image's: "
         f"`{results['capacity'][0]['command']}` with each setting's numbers (the write floor: "
         f"`{results['capacity'][0]['floor_command']}`). Best setting by answer-save throughput: "
         f"**`{results['best']}`**. Other processes on the machine used "
