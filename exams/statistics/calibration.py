@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import DEFAULT_DB_ALIAS, connections, router
 
-from django.db.models import BooleanField, ExpressionWrapper, FloatField, OuterRef, Subquery
+from django.db.models import BooleanField, ExpressionWrapper, F, FilteredRelation, Q
 
 from exams.models import (
-    Attempt, AttemptStatus, ExamStatistic, ItemStatistic, Question, QuestionVersion, Response, learner_questions,
+    Attempt, AttemptStatus, ExamStatistic, Question, QuestionVersion, Response, learner_questions,
 )
 from exams.statistics import rasch
 
@@ -159,10 +159,13 @@ class Stored:
 
 def stored(exam) -> Stored:
     """Two queries: the questions with their stored difficulty, and the exam's calibration row."""
-    rasch_difficulty = ItemStatistic.objects.filter(question=OuterRef("pk"), first_mock_only=False).values("rasch_difficulty")[:1]
+    # One join, not a subquery per question: at 10,000 questions the per-row lookups took
+    # most of the dashboard's reference read (bench/scale). At most one row matches
+    # (the item_statistic_once constraint).
     rows = list(
         Question.objects.filter(exam=exam).order_by()
-        .annotate(rasch=Subquery(rasch_difficulty, output_field=FloatField()))
+        .annotate(overall=FilteredRelation("statistics", condition=Q(statistics__first_mock_only=False)))
+        .annotate(rasch=F("overall__rasch_difficulty"))
         .annotate(ready=ExpressionWrapper(learner_questions(), output_field=BooleanField()))
         .values_list("pk", "domain_id", "difficulty", "rasch", "ready")
     )
