@@ -498,10 +498,8 @@ def mastery_charts(histories: list[DomainHistory], passing_score: int) -> list[d
             y = None if mastery is None else round(top + height - mastery / 100 * height, 1)
             passing = mastery is not None and mastery >= passing_score
             day, date = days[point.finished_at]
-            # Coordinates as text, as the template would print them (str of the rounded float)
-            # without its per-number localization: 140 points' worth on every dashboard.
-            points.append({"x": str(x), "y": None if y is None else str(y), "point": point, "dated": index in dated,
-                           "passing": passing, "held": bool(point.held), "day": day, "date": date})
+            points.append({"x": x, "y": y, "point": point, "dated": index in dated, "passing": passing, "held": bool(point.held),
+                           "day": day, "date": date})
             if y is not None:
                 run.append(f"{x},{y}")
             elif run:
