@@ -79,11 +79,6 @@ MASTERY_STAMP = "COALESCE(r.answered_at, a.finished_at)"
 
 # Mastery first reads the learner's latest 25 finished attempts, then 200, then all.
 MASTERY_TIERS = (25, 200)
-# Mastery over time reads one window per mock on the trend (20 of them), so it tries 10
-# attempts first: a mock's 60 slots give a 10% domain its 50 answers in 9 mocks. At 1,000
-# attempts the 25-attempt windows sorted 30,000 rows on every dashboard (bench/scale).
-# Any size gives the same counts: a tier that falls short hands over to the next.
-HISTORY_TIERS = (10, *MASTERY_TIERS)
 # How much later than its attempt's finish an answer may be stamped: saves are accepted
 # for the grace after a deadline, and a save or submit stamps its time only after waiting
 # for the attempt's lock (behind a regrade, say), so a wide margin. A larger one only
@@ -216,7 +211,7 @@ def _history_sql(*, user, exam: Exam, mock_ids: list[int], held: frozenset[int] 
     """Each mock's mastery counts in one statement, tiered as `_standings_sql` is.
 
     Attempts are ranked newest first (k); a mock's eligible attempts are those ranked at
-    or after it. Tier t reads, for each mock, only the HISTORY_TIERS[t] attempts from it
+    or after it. Tier t reads, for each mock, only the MASTERY_TIERS[t] attempts from it
     back; it is the answer when every (mock, domain) either has no attempt beyond its
     window or has 50 answers there, the oldest later than anything beyond could be
     stamped. Otherwise the next tier, then the whole history. On PostgreSQL a skipped
@@ -234,7 +229,7 @@ def _history_sql(*, user, exam: Exam, mock_ids: list[int], held: frozenset[int] 
         mocks AS (SELECT id, k FROM recent WHERE id IN ({marks}))"""]
     params: list = [user.pk, exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED, *mock_ids]
     selects, skipped = [], "1 = 1"
-    for tier, size in enumerate((*HISTORY_TIERS, None), start=1):
+    for tier, size in enumerate((*MASTERY_TIERS, None), start=1):
         in_window = f"a.k >= m.k AND a.k < m.k + {size}" if size else "a.k >= m.k"
         ctes.append(f"""
         tier{tier} AS (
