@@ -99,10 +99,12 @@ def generate(scale: Scale) -> list[tuple[str, int, float]]:
         domain_case = f"CASE {' '.join(bounds)} ELSE {domains[-1].pk} END"
         _timed(log, "questions", f"""
             INSERT INTO exams_question (id, exam_id, domain_id, title, stem, explanation, kind, choose, keep_order,
-                                        is_active, created_at, updated_at)
+                                        is_active, created_at, updated_at, exclusion_group, exhibit, sources, topic,
+                                        idnumber, difficulty, status)
             SELECT q, %s, {domain_case}, 'Scale question ' || q, %s || ' (' || q || ')', %s,
                    CASE WHEN q % 10 = 0 THEN 'multiple' ELSE 'single' END, CASE WHEN q % 10 = 0 THEN 2 ELSE 1 END,
-                   false, true, now() - interval '400 days', now() - interval '400 days'
+                   false, true, now() - interval '400 days', now() - interval '400 days', '', '', '', '', '',
+                   'medium', 'ready'
             FROM generate_series(1, %s) AS q
         """, [exam.pk, STEM, EXPLANATION, scale.questions])
         _timed(log, "choices", f"""
@@ -133,8 +135,9 @@ def generate(scale: Scale) -> list[tuple[str, int, float]]:
                 FROM generate_series(1, %s) AS u
             """, [password, HEAVY, scale.learners])
             cursor.execute("""
-                INSERT INTO accounts_profile (user_id, time_zone, shortcuts_enabled, accommodation_factor)
-                SELECT u, 'UTC', true, 1.00 FROM generate_series(1, %s) AS u
+                INSERT INTO accounts_profile (user_id, time_zone, shortcuts_enabled, accommodation_factor,
+                                              desired_retention, review_session_size, ask_certainty_in_mocks)
+                SELECT u, 'UTC', true, 1.00, 0.90, 20, false FROM generate_series(1, %s) AS u
             """, [scale.learners])
         log.append(("learners and profiles", scale.learners, time.perf_counter() - started))
 
@@ -143,11 +146,11 @@ def generate(scale: Scale) -> list[tuple[str, int, float]]:
         minutes = max(1, 525_600 // scale.attempts)
         _timed(log, "attempts", f"""
             INSERT INTO exams_attempt (id, user_id, exam_id, mode, started_at, deadline, finished_at, status,
-                                       last_position)
+                                       last_position, feedback_at_end)
             SELECT a, CASE WHEN a <= %s THEN 1 ELSE 2 + (a % (%s - 1)) END, %s, 'mock',
                    now() - (%s - a) * interval '{minutes} minutes' - interval '50 minutes',
                    now() - (%s - a) * interval '{minutes} minutes' + interval '10 minutes',
-                   now() - (%s - a) * interval '{minutes} minutes', 'submitted', {SLOTS}
+                   now() - (%s - a) * interval '{minutes} minutes', 'submitted', {SLOTS}, false
             FROM generate_series(1, %s) AS a
         """, [scale.heavy_attempts, scale.learners, exam.pk, scale.attempts, scale.attempts, scale.attempts, scale.attempts])
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import DEFAULT_DB_ALIAS, connections, router
 
-from django.db.models import BooleanField, ExpressionWrapper, FloatField, OuterRef, Subquery
+from django.db.models import BooleanField, ExpressionWrapper, F, FilteredRelation, Q
 
 from exams.models import (
-    Attempt, AttemptStatus, ExamStatistic, ItemStatistic, Question, QuestionVersion, Response, learner_questions,
+    Attempt, AttemptStatus, ExamStatistic, Question, QuestionVersion, Response, learner_questions,
 )
 from exams.statistics import rasch
 
@@ -115,12 +115,15 @@ def calibrate_exam(exam) -> ExamCalibration:
         .values_list("pk", "domain_id", "difficulty", "ready")
     )
     learners, question_ids, right = counted_first_answers(exam)
-    index = {pk: i for i, (pk, _, _, _) in enumerate(questions)}
     domains = {domain_id: i for i, domain_id in enumerate(sorted({d for _, d, _, _ in questions}))}
-    keep = np.array([pk in index for pk in question_ids.tolist()], dtype=bool) if len(question_ids) else np.zeros(0, bool)
-    learners, question_ids, right = learners[keep], question_ids[keep], right[keep]
+    # Each answer's question as its index in `questions` (ordered by pk), in numpy: at 6M answers
+    # a Python list and dict lookup per answer cost seconds and hundreds of MiB (bench/scale).
+    pks = np.array([pk for pk, _, _, _ in questions], dtype=np.int64)
+    position = np.searchsorted(pks, question_ids)
+    keep = position < len(pks)
+    keep[keep] = pks[position[keep]] == question_ids[keep]
+    learners, right, item = learners[keep], right[keep], position[keep].astype(np.int64)
     _, person = np.unique(learners, return_inverse=True)
-    item = np.array([index[pk] for pk in question_ids.tolist()], dtype=np.int64)
     result = rasch.calibrate(
         person=person.astype(np.int64), item=item, right=right,
         item_domain=np.array([domains[d] for _, d, _, _ in questions], dtype=np.int64),
@@ -159,10 +162,13 @@ class Stored:
 
 def stored(exam) -> Stored:
     """Two queries: the questions with their stored difficulty, and the exam's calibration row."""
-    rasch_difficulty = ItemStatistic.objects.filter(question=OuterRef("pk"), first_mock_only=False).values("rasch_difficulty")[:1]
+    # One join, not a subquery per question: at 10,000 questions the per-row lookups took
+    # most of the dashboard's reference read (bench/scale). At most one row matches
+    # (the item_statistic_once constraint).
     rows = list(
         Question.objects.filter(exam=exam).order_by()
-        .annotate(rasch=Subquery(rasch_difficulty, output_field=FloatField()))
+        .annotate(overall=FilteredRelation("statistics", condition=Q(statistics__first_mock_only=False)))
+        .annotate(rasch=F("overall__rasch_difficulty"))
         .annotate(ready=ExpressionWrapper(learner_questions(), output_field=BooleanField()))
         .values_list("pk", "domain_id", "difficulty", "rasch", "ready")
     )

@@ -13,6 +13,8 @@ erratum's regrade empties it and the statistics refresh that follows fills it ag
 from decimal import Decimal
 
 import numpy as np
+from django.db import DEFAULT_DB_ALIAS, connections, router
+from scipy.special import expit
 
 from exams.models import Attempt, AttemptMode, Response
 from exams.room import draw
@@ -40,6 +42,48 @@ def equated(*, right: int, form: list[float], reference: np.ndarray) -> Decimal 
     return Decimal(f"{rasch.equate(right=right, form=np.array(form), reference=reference):.2f}")
 
 
+def equated_many(*, rights: list[int], forms: list[list[float]], reference: np.ndarray) -> list[Decimal | None]:
+    """`equated` of many mocks at once: rasch.equate's Newton steps (rasch.ability_for_score) run on
+    every form together, each form stopping as its own would. What took the statistics refresh
+    most of two minutes when a regrade (or the first calibration) left 100,000 mocks to equate."""
+    result: list[Decimal | None] = [None] * len(forms)
+    if not len(reference):
+        return result
+    inside = []  # the mocks neither empty, nor at 0 or all right
+    for index, (right, form) in enumerate(zip(rights, forms, strict=True)):
+        if not form:
+            continue
+        if right <= 0:
+            result[index] = Decimal("0.00")
+        elif right >= len(form):
+            result[index] = Decimal("100.00")
+        else:
+            inside.append(index)
+    if not inside:
+        return result
+    width = max(len(forms[i]) for i in inside)
+    difficulty = np.zeros((len(inside), width))
+    present = np.zeros((len(inside), width), dtype=bool)
+    for row, index in enumerate(inside):
+        difficulty[row, :len(forms[index])] = forms[index]
+        present[row, :len(forms[index])] = True
+    right = np.array([rights[i] for i in inside], dtype=np.float64)
+    theta = np.zeros(len(inside))
+    running = np.ones(len(inside), dtype=bool)
+    for _ in range(60):
+        rows = np.flatnonzero(running)
+        if not len(rows):
+            break
+        p = expit(theta[rows, None] - difficulty[rows]) * present[rows]
+        step = (right[rows] - p.sum(axis=1)) / np.maximum((p * (1 - p)).sum(axis=1), 1e-9)
+        theta[rows] = np.clip(theta[rows] + np.clip(step, -2, 2), -rasch.LIMIT, rasch.LIMIT)
+        running[rows[np.abs(step) < 1e-9]] = False
+    shares = rasch.expected_share(theta, reference)
+    for row, index in enumerate(inside):
+        result[index] = Decimal(f"{float(100 * shares[row]):.2f}")
+    return result
+
+
 def equate_mocks(*, exam, attempts=None) -> int:
     """Fill `equated_score` of the exam's finished mocks that have none (all of them by default).
 
@@ -61,11 +105,34 @@ def equate_mocks(*, exam, attempts=None) -> int:
             attempt_id__in=chunk, is_correct__isnull=False
         ).order_by().values_list("attempt_id", "question_id"):
             forms.setdefault(attempt_id, []).append(bank.difficulty.get(question_id, 0.0))
+        attempts_of_chunk = list(Attempt.objects.filter(pk__in=chunk).only("pk", "right_count"))
+        scores = equated_many(
+            rights=[attempt.right_count for attempt in attempts_of_chunk],
+            forms=[forms.get(attempt.pk, []) for attempt in attempts_of_chunk], reference=reference,
+        )
         updated = []
-        for attempt in Attempt.objects.filter(pk__in=chunk).only("pk", "right_count"):
-            attempt.equated_score = equated(right=attempt.right_count, form=forms.get(attempt.pk, []), reference=reference)
-            if attempt.equated_score is not None:
+        for attempt, score in zip(attempts_of_chunk, scores, strict=True):
+            attempt.equated_score = score
+            if score is not None:
                 updated.append(attempt)
-        Attempt.objects.bulk_update(updated, ["equated_score"])
+        _store(updated)
         filled += len(updated)
     return filled
+
+
+def _store(attempts: list[Attempt]) -> None:
+    """Write the attempts' equated scores: on PostgreSQL one UPDATE from two arrays, elsewhere
+    bulk_update. Django's bulk_update builds a CASE of one WHEN per attempt, which took two
+    thirds of the refresh's equating of 100,000 mocks (bench/scale)."""
+    if not attempts:
+        return
+    connection = connections[router.db_for_write(Attempt) or DEFAULT_DB_ALIAS]
+    if connection.vendor != "postgresql":
+        Attempt.objects.bulk_update(attempts, ["equated_score"])
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Attempt._meta.db_table} AS a SET equated_score = v.score"
+            " FROM unnest(%s::bigint[], %s::numeric[]) AS v(id, score) WHERE a.id = v.id",
+            [[attempt.pk for attempt in attempts], [attempt.equated_score for attempt in attempts]],
+        )

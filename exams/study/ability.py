@@ -127,8 +127,11 @@ class LearnerEstimate:
     calibrated: bool
 
 
-def learner_estimate(*, user, exam, standings: list[DomainStanding]) -> LearnerEstimate:
-    """The dashboard's readiness figures and per-domain abilities: four queries, whatever the history."""
+def learner_estimate(*, user, exam, standings: list[DomainStanding], held: bool = False) -> LearnerEstimate:
+    """The dashboard's readiness figures and per-domain abilities: four queries, whatever the history.
+
+    `held`: the page holds the readiness back (a running mock's question counts), so it is not
+    simulated; the per-domain abilities still are (the same queries either way)."""
     window = counted_window(user=user, exam=exam)
     reference = bank_reference(exam)
     if len(window) < readiness.MIN_ANSWERED or not any(s.weight for s in standings):
@@ -138,7 +141,7 @@ def learner_estimate(*, user, exam, standings: list[DomainStanding]) -> LearnerE
     posterior = posterior_from(window=window, reference=reference, domain_index=domain_index)
     # Seeded by the learner and their history's length: the same page on every reload.
     seed = hash((user.pk, exam.pk, len(window), sum(right for _, _, right, _ in window))) & 0xFFFFFFFF
-    estimate = readiness.estimate(posterior=posterior, domains=banks, passing_score=exam.passing_score, seed=seed)
+    estimate = None if held else readiness.estimate(posterior=posterior, domains=banks, passing_score=exam.passing_score, seed=seed)
     answered = {s.domain_id for s in standings if s.answered}
     abilities = readiness.domain_abilities(posterior=posterior, domains=banks)
     return LearnerEstimate(

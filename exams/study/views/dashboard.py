@@ -54,7 +54,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         answered = sum(s.answered for s in standings)
         # The window may count an answer the running mock holds: then the figures wait (the key rule).
         estimate_held = answered >= progress.readiness.MIN_ANSWERED and any(s.held for s in standings)
-        learner = ability.learner_estimate(user=request.user, exam=exam, standings=standings)
+        # Held: the readiness is not shown, so it is not simulated either.
+        learner = ability.learner_estimate(user=request.user, exam=exam, standings=standings, held=estimate_held)
         context |= {
             "standings": standings,
             "answered_total": answered,
