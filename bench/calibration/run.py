@@ -423,7 +423,7 @@ def main() -> None:
     results["miskey"] = [miskey.measure(seed=args.seed + n, forms=args.forms, attempts=n) for n in (30, 50, 100, 200)]
     results["seconds"] = time.perf_counter() - started
     command = "DATABASE_URL=… .venv/bin/python bench/calibration/run.py" + "".join(
-        f" --{name.replace('_', '-')} {getattr(args, name)}" for name in ("learners", "population", "forms", "seed")
+        f" --{name.replace('_', '-')} {getattr(args, name)}" for name in ("learners", "population", "forms", "seed", "jobs")
     )
     text = markdown(results, command)
     write_results(ROOT / "bench" / "results", ROOT / "docs" / ("MEASUREMENT.md" if not args.no_doc else "-"),
