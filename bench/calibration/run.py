@@ -404,6 +404,10 @@ def _population_run(arguments: dict):
     return population_run(**arguments)
 
 
+def _miskey(seed: int, forms: int, attempts: int) -> dict:
+    return miskey.measure(seed=seed, forms=forms, attempts=attempts)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--learners", type=int, default=10000, help="simulated learners of each kind")
@@ -420,7 +424,14 @@ def main() -> None:
     print("services check:", results["services"], flush=True)
     results |= measure(learners_per_kind=args.learners, population=args.population, forms=args.forms * 10, seed=args.seed,
                        jobs=args.jobs)
-    results["miskey"] = [miskey.measure(seed=args.seed + n, forms=args.forms, attempts=n) for n in (30, 50, 100, 200)]
+    sizes = (30, 50, 100, 200)
+    if args.jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(min(args.jobs, len(sizes))) as pool:
+            results["miskey"] = pool.starmap(_miskey, [(args.seed + n, args.forms, n) for n in sizes])
+    else:
+        results["miskey"] = [_miskey(args.seed + n, args.forms, n) for n in sizes]
     results["seconds"] = time.perf_counter() - started
     command = "DATABASE_URL=… .venv/bin/python bench/calibration/run.py" + "".join(
         f" --{name.replace('_', '-')} {getattr(args, name)}" for name in ("learners", "population", "forms", "seed", "jobs")
