@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from exams.room import draw, grading
-from exams.statistics import rasch
+from exams.statistics import calibration, rasch
 from exams.study import ability, progress, readiness
 
 NCA_DOMAINS = ((1, 25, 1), (2, 20, 2), (3, 15, 3), (4, 15, 4), (5, 10, 5), (6, 10, 6), (7, 5, 7))
@@ -191,10 +191,15 @@ class Reference:
     difficulty: dict[int, float]
     ability_mean: float
     ability_sd: float
+    # The drift prior the app would read (exams.statistics.calibration.drift_prior).
+    slope_mean: float = rasch.SLOPE_MEAN
+    slope_sd: float = rasch.SLOPE_SD
+    drift: rasch.DriftPopulation | None = None
 
     def bank_reference(self, bank: Bank) -> ability.BankReference:
         return ability.BankReference(difficulty=self.difficulty, domain=dict(bank.owner),
-                                     ability_mean=self.ability_mean, ability_sd=self.ability_sd, calibrated=True)
+                                     ability_mean=self.ability_mean, ability_sd=self.ability_sd, calibrated=True,
+                                     slope_mean=self.slope_mean, slope_sd=self.slope_sd)
 
 
 def window(learner: Learner) -> list[tuple[int, int, bool, int]]:
@@ -261,20 +266,25 @@ def calibrate(bank: Bank, population: list[Learner]) -> Reference:
     items = sorted(bank.owner)
     index = {q: i for i, q in enumerate(items)}
     domains = {d: i for i, (d, _, _) in enumerate(bank.domains)}
-    person, item, right = [], [], []
+    person, item, right, attempt = [], [], [], []
     for p, learner in enumerate(population):
         met = set()
-        for session in learner.sessions:
+        for number, session in enumerate(learner.sessions):
             for question_id, _, is_right, answered in session.answers:
                 if answered and question_id not in met:
                     met.add(question_id)
                     person.append(p)
                     item.append(index[question_id])
                     right.append(is_right)
+                    attempt.append(number)
     result = rasch.calibrate(
         person=np.array(person), item=np.array(item), right=np.array(right, dtype=np.int8),
         item_domain=np.array([domains[bank.owner[q]] for q in items]),
         item_level=np.array([rasch.LEVEL_OFFSET[bank.level[q]] for q in items]),
     )
+    drift = calibration.drift_of(person=np.array(person), difficulty=result.difficulty[np.array(item)],
+                                 right=np.array(right, dtype=np.int8), attempt=np.array(attempt), calibrated=result)
+    slope_mean, slope_sd = calibration.drift_prior(calibrated=True, drift_mean=drift and drift.mean, drift_sd=drift and drift.sd)
     return Reference(difficulty={q: float(result.difficulty[index[q]]) for q in items},
-                     ability_mean=result.person_mean, ability_sd=result.person_sd)
+                     ability_mean=result.person_mean, ability_sd=result.person_sd,
+                     slope_mean=slope_mean, slope_sd=slope_sd, drift=drift)

@@ -64,7 +64,7 @@ def services_check(*, learners_count: int, sessions: int, seed: int) -> dict:
     from django.core.management import call_command
     from django.db import transaction
 
-    from exams.models import Attempt, AttemptMode, Choice, Domain, Exam, Question, QuestionKind
+    from exams.models import Attempt, AttemptMode, Choice, Domain, Exam, Question, QuestionKind, QuestionStatus
     from exams.room import services
     from exams.study import ability, progress
 
@@ -86,7 +86,7 @@ def services_check(*, learners_count: int, sessions: int, seed: int) -> dict:
                 for i in range(24):
                     question = Question.objects.create(
                         exam=exam, domain=domains[domain_id], title=f"D{domain_id} Q{i}", stem="Which one?",
-                        kind=QuestionKind.SINGLE, choose=1,
+                        kind=QuestionKind.SINGLE, choose=1, status=QuestionStatus.READY,
                     )
                     Choice.objects.bulk_create(
                         Choice(question=question, label=label, text=f"Choice {label}", is_correct=label == "A", order=n)
@@ -147,14 +147,16 @@ def services_check(*, learners_count: int, sessions: int, seed: int) -> dict:
 # --- 2. readiness ----------------------------------------------------------------------------
 
 
-def population_reference(*, bank: learners.Bank, count: int, rng: random.Random) -> tuple[learners.Reference, dict]:
-    """Calibrate the bank as the app would: a population of every kind studies, the refresh's estimator
-    reads their first answers. Returns the reference and how far it landed from the truth."""
+def population_reference(*, bank: learners.Bank, count: int, rng: random.Random,
+                         kinds: tuple[str, ...]) -> tuple[learners.Reference, dict]:
+    """Calibrate the bank as the app's statistics refresh would: a population of these kinds studies,
+    the refresh's estimators read their first answers (the difficulties, the ability population and
+    the drift prior). Returns the reference and how far it landed from the truth."""
     prior = learners.Reference(difficulty={q: rasch.LEVEL_OFFSET[bank.level[q]] for q in bank.owner},
                                ability_mean=0.5, ability_sd=1.5)
     population = []
     for n in range(count):
-        learner = learners.new_learner(rng=rng, bank=bank, kind=learners.KINDS[n % 3])
+        learner = learners.new_learner(rng=rng, bank=bank, kind=kinds[n % len(kinds)])
         for _ in range(rng.randint(1, 14)):
             learners.take_step(learner, bank, rng, prior)
         population.append(learner)
@@ -162,20 +164,27 @@ def population_reference(*, bank: learners.Bank, count: int, rng: random.Random)
     truth = np.array([bank.true_b[q] for q in sorted(bank.owner)])
     got = np.array([reference.difficulty[q] for q in sorted(bank.owner)])
     truth = truth - truth.mean()
+    drift = reference.drift
     return reference, {
-        "population": count, "responses": sum(learner.counted for learner in population),
+        "population": count, "kinds": list(kinds), "responses": sum(learner.counted for learner in population),
         "correlation": float(np.corrcoef(truth, got)[0, 1]), "rmse": float(np.sqrt(((truth - got) ** 2).mean())),
+        "drift_mean": drift.mean if drift else None, "drift_sd": drift.sd if drift else None,
+        "drift_learners": drift.learners if drift else 0,
+        "slope_mean": reference.slope_mean, "slope_sd": reference.slope_sd,
     }
 
 
-def readiness_run(*, kind: str, count: int, rng: random.Random, bank: learners.Bank, reference: learners.Reference) -> dict:
+def readiness_run(*, kind: str, count: int, rng: random.Random, bank: learners.Bank, reference: learners.Reference,
+                  kinds: tuple[str, ...] | None = None) -> dict:
+    """`count` learners of `kind` (or, with `kinds`, of those kinds in turn: a mixed population)."""
     rows, standing_changes = [], []
     for n in range(count):
-        learner = learners.new_learner(rng=rng, bank=bank, kind=kind)
+        own = kinds[n % len(kinds)] if kinds else kind
+        learner = learners.new_learner(rng=rng, bank=bank, kind=own)
         before = None
         for _ in range(rng.randint(1, 14)):
             mode = learners.take_step(learner, bank, rng, reference)
-            if kind == "selective" and n < count // 5:
+            if own == "selective" and n < count // 5:
                 # The standing across a practice session, at a constant ability: should not move on average.
                 after = learners.estimate(learner, bank, reference, seed=n)
                 if before is not None and after is not None and mode != "mock":
@@ -188,13 +197,16 @@ def readiness_run(*, kind: str, count: int, rng: random.Random, bank: learners.B
         grade, _ = learners.take_mock(learner, bank, rng, record=False, difficulty=reference.difficulty)
         centre = 100 * sum(k * p for k, p in enumerate(estimate.next_distribution)) / estimate.seats
         rows.append({
-            "counted": learner.counted, "theta": learner.theta,
+            "kind": own, "counted": learner.counted, "theta": learner.theta,
             "inside": estimate.next_low_right <= grade.right <= estimate.next_high_right,
             "error": 100 * grade.right / estimate.seats - centre,
             "next_width": estimate.next_high - estimate.next_low, "oracle_width": oracle,
             "pass_chance": estimate.pass_chance, "passed": grade.passed,
         })
-    return summarise(rows, standing_changes)
+    result = summarise(rows, standing_changes)
+    if kinds:
+        result["by_kind"] = {k: summarise([r for r in rows if r["kind"] == k], [])["overall"] for k in kinds}
+    return result
 
 
 def summarise(rows: list[dict], standing_changes: list[float]) -> dict:
@@ -255,9 +267,23 @@ def markdown(results: dict, command: str) -> str:
         f"the database's mastery counts and the ability's window of counted answers equalled the fast simulation's "
         f"({s['states_compared']} states).",
         "",
-        f"**The bank, calibrated by the app's estimator** from {c['population']:,} simulated learners' "
-        f"{c['responses']:,} counted answers (first answers only; true difficulties never shown to it): "
-        f"correlation with the true difficulties {c['correlation']:.3f}, RMSE {c['rmse']:.2f} logits.",
+        "**The bank and the drift prior, learned by the app's estimators** (the statistics refresh's "
+        "`rasch.calibrate` and `rasch.drift_population`) from a population of simulated learners of the same kind "
+        "as those measured (first answers only; true difficulties and slopes never shown to them). Each kind's "
+        "population is its own: the difficulties, the ability population and the drift prior of each row below "
+        "come from learners like those it measures; the last population mixes all four kinds in equal shares. "
+        "True drift: 0 for random, selective and guessing learners, "
+        f"+{10 * learners.GROWTH:.1f} logits per 10 attempts for improving ones.",
+        "",
+        "| population | learners | counted answers | difficulties: correlation with the truth | RMSE (logits) | "
+        "drift per 10 attempts: mean | SD | from learners (≥ 3 attempts) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, row in c.items():
+        drift = ("—", "—") if row["drift_mean"] is None else (f"{row['drift_mean']:+.2f}", f"{row['drift_sd']:.2f}")
+        lines.append(f"| {name} | {row['population']:,} | {row['responses']:,} | {row['correlation']:.3f} | "
+                     f"{row['rmse']:.2f} | {drift[0]} | {drift[1]} | {row['drift_learners']:,} |")
+    lines += [
         "",
         "**Next mock, per kind of learner** (targets: coverage ≥ 90% overall and ≥ 88% at every history length "
         "from 60; mean signed error, next score − predicted centre, within ±1 point; P(pass) within 8 points per bin):",
@@ -282,6 +308,12 @@ def markdown(results: dict, command: str) -> str:
             cells.append("—" if not row["learners"] else
                          f"{pct(row['coverage'])} / {row['error']:+.1f} / {row['next_width']:.1f} / {row['oracle_width']:.1f} (n {row['learners']:,})")
         lines.append(f"| {lo}–{hi} | " + " | ".join(cells) + " |")
+    mixed = results["readiness"].get("mixed")
+    if mixed and "by_kind" in mixed:
+        lines += ["", "**Mixed population** (all four kinds calibrate the bank and the drift prior together; "
+                      "the measured learners are of the four kinds in turn), per kind: coverage / mean signed error / width / oracle width: "
+                      + "; ".join(f"{k} {pct(v['coverage'])} / {v['error']:+.1f} / {v['next_width']:.1f} / {v['oracle_width']:.1f} "
+                                  f"(n {v['learners']:,})" for k, v in mixed["by_kind"].items()) + "."]
     guess = results["readiness"].get("guessing")
     if guess:
         low = guess["low_ability"]
@@ -325,19 +357,55 @@ def balanced_drawer(bank: learners.Bank, reference: learners.Reference, rng: ran
     return drawer
 
 
-def measure(*, learners_per_kind: int, population: int, forms: int, seed: int, kinds=learners.KINDS) -> dict:
-    rng = random.Random(seed)
-    bank = learners.simulated_bank(rng=rng)
-    reference, calibration = population_reference(bank=bank, count=population, rng=rng)
-    results = {"calibration": calibration, "readiness": {}}
-    for kind in kinds:
-        results["readiness"][kind] = readiness_run(kind=kind, count=learners_per_kind, rng=rng, bank=bank, reference=reference)
-        print(kind, {k: results["readiness"][kind]["overall"][k] for k in ("coverage", "error", "next_width", "oracle_width")},
-              "standing change", results["readiness"][kind]["standing_change"], flush=True)
+def population_run(*, name: str, population_kinds: tuple[str, ...], learners_per_kind: int, population: int,
+                   seed: int) -> tuple[str, dict, dict, learners.Reference]:
+    """One population: it calibrates the bank and the drift prior, then learners like it are measured.
+    Seeded by its own name, so populations run alike whether one after the other or in parallel."""
+    rng = random.Random(f"{seed}:{name}")
+    bank = learners.simulated_bank(rng=random.Random(seed))
+    reference, calibration = population_reference(bank=bank, count=population, rng=rng, kinds=population_kinds)
+    readiness = readiness_run(kind=name, count=learners_per_kind, rng=rng, bank=bank, reference=reference,
+                              kinds=population_kinds if name == "mixed" else None)
+    print(name, {k: readiness["overall"][k] for k in ("coverage", "error", "next_width", "oracle_width")},
+          "drift", calibration["drift_mean"], calibration["drift_sd"], "standing change", readiness["standing_change"],
+          flush=True)
+    return name, calibration, readiness, reference
+
+
+def measure(*, learners_per_kind: int, population: int, forms: int, seed: int, kinds=learners.KINDS,
+            mixed: bool = True, jobs: int = 1) -> dict:
+    """Per kind, a population of that kind calibrates the bank and the drift prior, then learners of
+    that kind are measured; with `mixed`, a population of every kind together does both. The bank is
+    the same for every population (seeded by `seed`); `jobs` populations run at once."""
+    runs = [(kind, (kind,)) for kind in kinds] + ([("mixed", tuple(kinds))] if mixed else [])
+    arguments = [dict(name=name, population_kinds=population_kinds, learners_per_kind=learners_per_kind,
+                      population=population, seed=seed) for name, population_kinds in runs]
+    if jobs > 1:
+        import multiprocessing
+
+        from django.db import connections
+
+        connections.close_all()  # the populations need no database; no connection crosses a fork
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(runs))) as pool:
+            done = pool.map(_population_run, arguments)
+    else:
+        done = [population_run(**a) for a in arguments]
+    results = {"calibration": {name: c for name, c, _, _ in done}, "readiness": {name: r for name, _, r, _ in done}}
+    reference = done[0][3]
+    rng = random.Random(f"{seed}:forms")
+    bank = learners.simulated_bank(rng=random.Random(seed))
     plain = lambda seen: draw.draw(pool=bank.pool, quotas=bank.quotas, seen=seen, rng=rng)  # noqa: E731
     results["forms"] = {"forms": forms, "plain": form_spread(bank=bank, forms=forms, rng=rng, drawer=plain),
                         "balanced": form_spread(bank=bank, forms=forms, rng=rng, drawer=balanced_drawer(bank, reference, rng))}
     return results
+
+
+def _population_run(arguments: dict):
+    return population_run(**arguments)
+
+
+def _miskey(seed: int, forms: int, attempts: int) -> dict:
+    return miskey.measure(seed=seed, forms=forms, attempts=attempts)
 
 
 def main() -> None:
@@ -348,16 +416,25 @@ def main() -> None:
     parser.add_argument("--services-learners", type=int, default=12)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--no-doc", action="store_true", help="do not touch docs/MEASUREMENT.md")
+    parser.add_argument("--jobs", type=int, default=1, help="populations measured at once (processes); the figures do not depend on it")
     args = parser.parse_args()
     started = time.perf_counter()
     results = {"seed": args.seed, "code_version": code_version()}
     results["services"] = services_check(learners_count=args.services_learners, sessions=6, seed=args.seed)
     print("services check:", results["services"], flush=True)
-    results |= measure(learners_per_kind=args.learners, population=args.population, forms=args.forms * 10, seed=args.seed)
-    results["miskey"] = [miskey.measure(seed=args.seed + n, forms=args.forms, attempts=n) for n in (30, 50, 100, 200)]
+    results |= measure(learners_per_kind=args.learners, population=args.population, forms=args.forms * 10, seed=args.seed,
+                       jobs=args.jobs)
+    sizes = (30, 50, 100, 200)
+    if args.jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(min(args.jobs, len(sizes))) as pool:
+            results["miskey"] = pool.starmap(_miskey, [(args.seed + n, args.forms, n) for n in sizes])
+    else:
+        results["miskey"] = [_miskey(args.seed + n, args.forms, n) for n in sizes]
     results["seconds"] = time.perf_counter() - started
     command = "DATABASE_URL=… .venv/bin/python bench/calibration/run.py" + "".join(
-        f" --{name.replace('_', '-')} {getattr(args, name)}" for name in ("learners", "population", "forms", "seed")
+        f" --{name.replace('_', '-')} {getattr(args, name)}" for name in ("learners", "population", "forms", "seed", "jobs")
     )
     text = markdown(results, command)
     write_results(ROOT / "bench" / "results", ROOT / "docs" / ("MEASUREMENT.md" if not args.no_doc else "-"),

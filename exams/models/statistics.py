@@ -72,6 +72,11 @@ class ExamStatistic(models.Model):
     ability_mean = models.FloatField(null=True)
     ability_sd = models.FloatField(null=True)
     calibrated = models.BooleanField(default=False)
+    # The learners' drift: mean and SD across learners of the ability's slope per 10 finished
+    # attempts (exams.statistics.rasch.drift_population), the prior of each learner's drift.
+    # Null when too few learners had enough attempts to learn it from.
+    drift_mean = models.FloatField(null=True, help_text="Logits per 10 finished attempts.")
+    drift_sd = models.FloatField(null=True, help_text="Logits per 10 finished attempts.")
 
     class Meta:
         constraints = [

@@ -40,6 +40,9 @@ class ExamCalibration:
     ability_sd: float
     calibrated: bool
     responses: int
+    # The learners' drift per rasch.SLOPE_UNIT attempts (rasch.drift_population); None when too
+    # few learners had enough attempts to learn it from.
+    drift: rasch.DriftPopulation | None = None
 
 
 def _changed_versions(exam) -> list[int]:
@@ -56,16 +59,23 @@ def _changed_versions(exam) -> list[int]:
     return [version_id for version_id, question_id, choices in versions if choices != latest[question_id]]
 
 
-def counted_first_answers(exam) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(learner id, question id, right) per learner's first counted answer to each question, as arrays."""
+def counted_first_answers(exam) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(learner id, question id, right, attempt's rank among the learner's finished attempts) per
+    learner's first counted answer to each question, as arrays."""
     response, attempt = Response._meta.db_table, Attempt._meta.db_table
     changed = _changed_versions(exam)
     skip_changed = "AND NOT (r.version_id = ANY(%s))" if changed else ""
+    # Each finished attempt's rank among its learner's (the clock of the learner's drift, as
+    # exams.study.ability counts it: finished attempts, every mode).
+    ranked = f"""
+        SELECT id, user_id, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY finished_at, id) AS seq
+        FROM {attempt} WHERE exam_id = %s AND status IN (%s, %s)
+    """
     sql = f"""
-        SELECT DISTINCT ON (a.user_id, r.question_id) a.user_id, r.question_id, r.is_correct
-        FROM {response} r JOIN {attempt} a ON a.id = r.attempt_id
-        WHERE a.exam_id = %s AND a.status IN (%s, %s) AND r.is_correct IS NOT NULL
-          AND r.answered_at IS NOT NULL {skip_changed}
+        WITH a AS ({ranked})
+        SELECT DISTINCT ON (a.user_id, r.question_id) a.user_id, r.question_id, r.is_correct, a.seq
+        FROM {response} r JOIN a ON a.id = r.attempt_id
+        WHERE r.is_correct IS NOT NULL AND r.answered_at IS NOT NULL {skip_changed}
         ORDER BY a.user_id, r.question_id, r.answered_at, r.id
     """
     params: list = [exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED]
@@ -75,11 +85,12 @@ def counted_first_answers(exam) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     connection = connections[using]
     if connection.vendor != "postgresql":  # SQLite: no DISTINCT ON; the first row per pair by a window
         sql = f"""
-            SELECT user_id, question_id, is_correct FROM (
-                SELECT a.user_id AS user_id, r.question_id AS question_id, r.is_correct AS is_correct,
+            WITH a AS ({ranked})
+            SELECT user_id, question_id, is_correct, seq FROM (
+                SELECT a.user_id AS user_id, r.question_id AS question_id, r.is_correct AS is_correct, a.seq AS seq,
                        ROW_NUMBER() OVER (PARTITION BY a.user_id, r.question_id ORDER BY r.answered_at, r.id) AS k
-                FROM {response} r JOIN {attempt} a ON a.id = r.attempt_id
-                WHERE a.exam_id = %s AND a.status IN (%s, %s) AND r.is_correct IS NOT NULL
+                FROM {response} r JOIN a ON a.id = r.attempt_id
+                WHERE r.is_correct IS NOT NULL
                   AND r.answered_at IS NOT NULL
                   {"AND r.version_id NOT IN (" + ",".join(["%s"] * len(changed)) + ")" if changed else ""}
             ) numbered WHERE k = 1
@@ -94,9 +105,9 @@ def counted_first_answers(exam) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             chunks.append(np.array(rows, dtype=np.int32))
     if not chunks:
         empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
+        return empty, empty, empty, empty
     table = np.concatenate(chunks)
-    return table[:, 0], table[:, 1], table[:, 2]
+    return table[:, 0], table[:, 1], table[:, 2], table[:, 3]
 
 
 def is_calibrated(*, ready: list[int], items: dict[int, tuple[float, float, int]]) -> bool:
@@ -114,7 +125,7 @@ def calibrate_exam(exam) -> ExamCalibration:
         .annotate(ready=ExpressionWrapper(learner_questions(), output_field=BooleanField()))
         .values_list("pk", "domain_id", "difficulty", "ready")
     )
-    learners, question_ids, right = counted_first_answers(exam)
+    learners, question_ids, right, sequence = counted_first_answers(exam)
     domains = {domain_id: i for i, domain_id in enumerate(sorted({d for _, d, _, _ in questions}))}
     # Each answer's question as its index in `questions` (ordered by pk), in numpy: at 6M answers
     # a Python list and dict lookup per answer cost seconds and hundreds of MiB (bench/scale).
@@ -122,7 +133,7 @@ def calibrate_exam(exam) -> ExamCalibration:
     position = np.searchsorted(pks, question_ids)
     keep = position < len(pks)
     keep[keep] = pks[position[keep]] == question_ids[keep]
-    learners, right, item = learners[keep], right[keep], position[keep].astype(np.int64)
+    learners, right, sequence, item = learners[keep], right[keep], sequence[keep], position[keep].astype(np.int64)
     _, person = np.unique(learners, return_inverse=True)
     result = rasch.calibrate(
         person=person.astype(np.int64), item=item, right=right,
@@ -137,7 +148,20 @@ def calibrate_exam(exam) -> ExamCalibration:
     return ExamCalibration(
         items=items, ability_mean=result.person_mean, ability_sd=result.person_sd,
         calibrated=is_calibrated(ready=ready, items=items), responses=len(right),
+        drift=drift_of(person=person.astype(np.int64), difficulty=result.difficulty[item], right=right,
+                       attempt=sequence, calibrated=result),
     )
+
+
+def drift_of(*, person: np.ndarray, difficulty: np.ndarray, right: np.ndarray, attempt: np.ndarray,
+             calibrated: rasch.Calibration) -> rasch.DriftPopulation | None:
+    """The learners' drift (empirical Bayes): each learner's slope from their first answers given the
+    difficulties just calibrated, then the population's mean and SD (rasch.drift_population)."""
+    estimate, variance, attempts = rasch.learner_slopes(
+        person=person, difficulty=difficulty, right=right, attempt=attempt,
+        ability_mean=calibrated.person_mean, ability_sd=calibrated.person_sd,
+    )
+    return rasch.drift_population(estimate=estimate, variance=variance, attempts=attempts)
 
 
 # Before the first calibration: the population prior of a learner's ability (logits).
@@ -158,6 +182,18 @@ class Stored:
     ability_mean: float
     ability_sd: float
     calibrated: bool
+    # The prior of a learner's drift per rasch.SLOPE_UNIT attempts: the population's once the bank
+    # is calibrated and the drift was learned, otherwise rasch.SLOPE_MEAN / rasch.SLOPE_SD.
+    slope_mean: float = rasch.SLOPE_MEAN
+    slope_sd: float = rasch.SLOPE_SD
+
+
+def drift_prior(*, calibrated: bool, drift_mean: float | None, drift_sd: float | None) -> tuple[float, float]:
+    """The drift prior the ability posterior takes: the learned one on a calibrated bank (its SD at
+    least rasch.SLOPE_SD_FLOOR), otherwise the fixed fallback."""
+    if not calibrated or drift_mean is None or drift_sd is None:
+        return rasch.SLOPE_MEAN, rasch.SLOPE_SD
+    return drift_mean, max(drift_sd, rasch.SLOPE_SD_FLOOR)
 
 
 def stored(exam) -> Stored:
@@ -173,8 +209,10 @@ def stored(exam) -> Stored:
         .values_list("pk", "domain_id", "difficulty", "rasch", "ready")
     )
     test = ExamStatistic.objects.filter(exam=exam, first_mock_only=False).only(
-        "ability_mean", "ability_sd", "calibrated"
+        "ability_mean", "ability_sd", "calibrated", "drift_mean", "drift_sd"
     ).first()
+    slope_mean, slope_sd = drift_prior(calibrated=bool(test and test.calibrated), drift_mean=test and test.drift_mean,
+                                       drift_sd=test and test.drift_sd)
     return Stored(
         difficulty={pk: value if value is not None else rasch.LEVEL_OFFSET.get(level, 0.0) for pk, _, level, value, _ in rows},
         domain={pk: domain_id for pk, domain_id, _, _, _ in rows},
@@ -182,4 +220,5 @@ def stored(exam) -> Stored:
         ability_mean=test.ability_mean if test and test.ability_mean is not None else DEFAULT_ABILITY_MEAN,
         ability_sd=test.ability_sd if test and test.ability_sd is not None else DEFAULT_ABILITY_SD,
         calibrated=bool(test and test.calibrated),
+        slope_mean=slope_mean, slope_sd=slope_sd,
     )

@@ -109,9 +109,20 @@ def calibrate(
 # A learner's per-domain offsets from their overall ability spread this much (the prior's SD).
 DOMAIN_OFFSET_SD = 0.35
 # Ability may drift as the learner studies: a slope per SLOPE_UNIT finished attempts (study
-# sessions: each is a chance to learn, whatever its length), and the slope's prior SD.
+# sessions: each is a chance to learn, whatever its length). The slope's prior is the learners'
+# population's, learned by the statistics refresh (`drift_population`: empirical Bayes); before
+# that (a bank not calibrated, or too few learners with MIN_DRIFT_ATTEMPTS attempts) it is
+# N(SLOPE_MEAN, SLOPE_SD²).
+SLOPE_MEAN = 0.0
 SLOPE_SD = 1.0
 SLOPE_UNIT = 10.0
+# The population's slope SD is kept at least this wide: a learner whose own history says they
+# drift unlike the rest can still show it (0.1 logit per 10 attempts is small beside the ability's SE).
+SLOPE_SD_FLOOR = 0.1
+# A learner informs the population's drift from this many finished attempts with counted answers…
+MIN_DRIFT_ATTEMPTS = 3
+# …and the drift is learned from at least this many such learners.
+MIN_DRIFT_LEARNERS = 50
 
 
 @dataclass(frozen=True)
@@ -148,6 +159,8 @@ def ability_posterior(
     weight: np.ndarray | None = None,
     prior_mean: float = 0.0,
     prior_sd: float = 1.5,
+    slope_mean: float = SLOPE_MEAN,
+    slope_sd: float = SLOPE_SD,
     iterations: int = 25,
 ) -> AbilityPosterior:
     """One learner's posterior from their counted answers: per answer the item's difficulty, its
@@ -155,7 +168,7 @@ def ability_posterior(
 
     The ability at an answer is c + s·(centre − age/SLOPE_UNIT) + δ_domain: `c` the ability at the
     history's centre (prior N(prior_mean, prior_sd²)), `s` its drift per SLOPE_UNIT attempts (prior
-    N(0, SLOPE_SD²), so a learner who is not changing stays near 0), δ
+    N(slope_mean, slope_sd²): the population's drift, `drift_population`), δ
     the domain's offset (prior N(0, DOMAIN_OFFSET_SD²): a thin domain borrows from the rest).
     Newton's method on the log posterior (concave), the covariance its inverse Hessian.
     Finite for any history, all right and all wrong included, thanks to the priors.
@@ -171,9 +184,9 @@ def ability_posterior(
     design[:, 1] = centre - age / SLOPE_UNIT
     design[np.arange(len(right)), 2 + domain] = 1.0
     y = right.astype(np.float64)
-    precision = np.diag([1 / prior_sd**2, 1 / SLOPE_SD**2] + [1 / DOMAIN_OFFSET_SD**2] * domains)
+    precision = np.diag([1 / prior_sd**2, 1 / slope_sd**2] + [1 / DOMAIN_OFFSET_SD**2] * domains)
     prior = np.zeros(k)
-    prior[0] = prior_mean
+    prior[0], prior[1] = prior_mean, slope_mean
     x = prior.copy()
     hessian = precision
     for _ in range(iterations):
@@ -188,6 +201,104 @@ def ability_posterior(
     p = expit(design @ x - difficulty)
     hessian = (design.T * (w * p * (1 - p))) @ design + precision
     return AbilityPosterior(mean=x, covariance=np.linalg.inv(hessian), counted=len(right), centre=centre)
+
+
+@dataclass(frozen=True)
+class DriftPopulation:
+    """The learners' drift per SLOPE_UNIT attempts: its population mean and SD, and from how many learners."""
+
+    mean: float
+    sd: float
+    learners: int
+
+
+# Each learner's slope is first fitted under this wide prior, which `learner_slopes` then takes
+# back out (a Gaussian's precision is additive), leaving the likelihood's own estimate and variance.
+_FIT_SLOPE_SD = 5.0
+
+
+def learner_slopes(
+    *,
+    person: np.ndarray,
+    difficulty: np.ndarray,
+    right: np.ndarray,
+    attempt: np.ndarray,
+    ability_mean: float,
+    ability_sd: float,
+    iterations: int = 30,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per learner (0…P-1): their drift's estimate and its variance from their own answers, given the
+    items' difficulties, and how many distinct attempts those answers came from.
+
+    Per response: `person` index, the item's `difficulty`, `right` 0/1 and `attempt`, the
+    response's attempt's rank among the learner's finished attempts (any increasing number per
+    attempt). Each learner's model is ability c + s·(t − t̄)/SLOPE_UNIT, c ~ N(ability_mean,
+    ability_sd²): Newton steps for every learner at once (2×2 each), then the slope's marginal
+    with the fitting prior removed: a Gaussian approximation of the likelihood of s, its mean
+    and variance (inf where the answers say nothing of s, e.g. one attempt).
+    """
+    count = int(person.max(initial=-1)) + 1
+    y = right.astype(np.float64)
+    per = np.maximum(np.bincount(person, minlength=count), 1)
+    t_mean = np.bincount(person, attempt.astype(np.float64), count) / per
+    t = (attempt - t_mean[person]) / SLOPE_UNIT
+    pairs = np.unique(np.stack([person, attempt]), axis=1) if len(person) else np.zeros((2, 0), np.int64)
+    attempts = np.bincount(pairs[0], minlength=count)
+    c = np.full(count, float(ability_mean))
+    s = np.zeros(count)
+    pc, ps = 1 / ability_sd**2, 1 / _FIT_SLOPE_SD**2
+    for _ in range(iterations):
+        p = expit(c[person] + s[person] * t - difficulty)
+        q = p * (1 - p)
+        g_c = np.bincount(person, y - p, count) - (c - ability_mean) * pc
+        g_s = np.bincount(person, (y - p) * t, count) - s * ps
+        h_cc = np.bincount(person, q, count) + pc
+        h_cs = np.bincount(person, q * t, count)
+        h_ss = np.bincount(person, q * t * t, count) + ps
+        det = h_cc * h_ss - h_cs**2
+        d_c = np.clip((h_ss * g_c - h_cs * g_s) / det, -1, 1)
+        d_s = np.clip((h_cc * g_s - h_cs * g_c) / det, -1, 1)
+        c, s = np.clip(c + d_c, -LIMIT, LIMIT), np.clip(s + d_s, -LIMIT, LIMIT)
+        if max(np.abs(d_c).max(initial=0), np.abs(d_s).max(initial=0)) < 1e-6:
+            break
+    p = expit(c[person] + s[person] * t - difficulty)
+    q = p * (1 - p)
+    h_cc = np.bincount(person, q, count) + pc
+    h_cs = np.bincount(person, q * t, count)
+    h_ss = np.bincount(person, q * t * t, count) + ps
+    # The slope's marginal posterior: variance (H⁻¹)_ss = h_cc / det, mean s; take out the fitting prior.
+    marginal_precision = (h_cc * h_ss - h_cs**2) / h_cc
+    precision = marginal_precision - ps
+    with np.errstate(divide="ignore", invalid="ignore"):
+        estimate = np.where(precision > 1e-9, s * marginal_precision / precision, 0.0)
+        variance = np.where(precision > 1e-9, 1 / precision, np.inf)
+    return estimate, variance, attempts
+
+
+def drift_population(
+    *, estimate: np.ndarray, variance: np.ndarray, attempts: np.ndarray, iterations: int = 200,
+) -> DriftPopulation | None:
+    """The population's drift mean and SD by maximum marginal likelihood, each learner's slope
+    estimate being N(true slope, its variance) and the true slopes N(mean, sd²) (a random-effects
+    meta-analysis), over the learners with MIN_DRIFT_ATTEMPTS attempts or more (`learner_slopes`).
+    None below MIN_DRIFT_LEARNERS of them: too few to learn from.
+    """
+    keep = np.isfinite(variance) & (variance > 0) & (attempts >= MIN_DRIFT_ATTEMPTS)
+    x, v = estimate[keep], variance[keep]
+    if len(x) < MIN_DRIFT_LEARNERS:
+        return None
+    tau2 = max(float(x.var() - np.median(v)), 0.0)
+    mean = float(np.average(x, weights=1 / (v + tau2)))
+    for _ in range(iterations):
+        w = 1 / (v + tau2)
+        mean = float(np.sum(w * x) / np.sum(w))
+        # The likelihood's fixed point for τ²: Σ w²((x − m)² − v) / Σ w².
+        updated = max(float(np.sum(w**2 * ((x - mean) ** 2 - v)) / np.sum(w**2)), 0.0)
+        if abs(updated - tau2) < 1e-8:
+            tau2 = updated
+            break
+        tau2 = updated
+    return DriftPopulation(mean=mean, sd=float(np.sqrt(tau2)), learners=int(len(x)))
 
 
 # --- scores on a form ---------------------------------------------------------------------

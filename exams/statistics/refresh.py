@@ -109,6 +109,8 @@ def item_statistics_refresh(*, exam: Exam) -> RefreshSummary:
             row.rasch_difficulty, row.rasch_se, row.rasch_n = calibrated.items[row.question_id]
     tests[0].ability_mean, tests[0].ability_sd = calibrated.ability_mean, calibrated.ability_sd
     tests[0].calibrated = calibrated.calibrated
+    if calibrated.drift is not None:
+        tests[0].drift_mean, tests[0].drift_sd = calibrated.drift.mean, calibrated.drift.sd
     with transaction.atomic():
         ItemStatistic.objects.filter(question__exam=exam).delete()
         ExamStatistic.objects.filter(exam=exam).delete()

@@ -38,6 +38,9 @@ class BankReference:
     ability_mean: float
     ability_sd: float
     calibrated: bool
+    # The prior of the learner's drift (exams.statistics.calibration.drift_prior).
+    slope_mean: float = rasch.SLOPE_MEAN
+    slope_sd: float = rasch.SLOPE_SD
 
 
 def bank_reference(exam) -> BankReference:
@@ -46,6 +49,7 @@ def bank_reference(exam) -> BankReference:
     return BankReference(
         difficulty=bank.difficulty, domain={pk: d for pk, d in bank.domain.items() if pk in bank.active},
         ability_mean=bank.ability_mean, ability_sd=bank.ability_sd, calibrated=bank.calibrated,
+        slope_mean=bank.slope_mean, slope_sd=bank.slope_sd,
     )
 
 
@@ -97,6 +101,7 @@ def posterior_from(*, window: list[tuple[int, int, bool, int]], reference: BankR
         right=np.array(right, dtype=np.float64), age=np.array(age, dtype=np.float64),
         weight=np.array(weight), domains=len(domain_index),
         prior_mean=reference.ability_mean, prior_sd=reference.ability_sd,
+        slope_mean=reference.slope_mean, slope_sd=reference.slope_sd,
     )
 
 

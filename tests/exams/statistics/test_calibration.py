@@ -83,3 +83,37 @@ def test_the_calibrated_rule():
     items[4] = (0.0, 0.35, 30)
     assert calibration.is_calibrated(ready=[1, 2, 3, 4, 5], items=items)  # 4 of 5
     assert not calibration.is_calibrated(ready=[], items=items)
+
+
+def test_the_refresh_learns_the_learners_drift_and_the_pages_read_it_as_the_prior():
+    """Learners who improve 3 logits per 10 attempts, each meeting new questions at every attempt:
+    the refresh stores the population's drift beside the ability population, and the pages'
+    stored() hands it on as the drift prior (the fixed one until then)."""
+    exam, bank = make_bank(questions=40)
+    assert (calibration.stored(exam).slope_mean, calibration.stored(exam).slope_sd) == (rasch.SLOPE_MEAN, rasch.SLOPE_SD)
+    rng = np.random.default_rng(6)
+    true_b = rng.normal(0.0, 1.0, len(bank))
+    for number in range(rasch.MIN_DRIFT_LEARNERS + 10):
+        user = UserFactory(username=f"drift-{number}")
+        theta = rng.normal(0.0, 0.5)
+        order = rng.permutation(len(bank))
+        for attempt in range(5):
+            ability = theta + 3.0 * attempt / rasch.SLOPE_UNIT
+            sheet = {bank[i]: "A" if rng.random() < expit(ability - true_b[i]) else "B" for i in order[attempt * 8:(attempt + 1) * 8]}
+            answered(record(user=user, exam=exam, sheets=[sheet]))
+    item_statistics_refresh(exam=exam)
+    test = ExamStatistic.objects.get(exam=exam, first_mock_only=False)
+    assert test.calibrated and test.drift_mean is not None and test.drift_sd is not None
+    assert test.drift_mean == pytest.approx(3.0, abs=1.5)  # 60 learners of 40 answers: a rough recovery
+    stored = calibration.stored(exam)
+    assert stored.slope_mean == test.drift_mean and stored.slope_sd == max(test.drift_sd, rasch.SLOPE_SD_FLOOR)
+    # Not calibrated (say, new questions added since): the fixed prior again.
+    ExamStatistic.objects.filter(pk=test.pk).update(calibrated=False)
+    assert (calibration.stored(exam).slope_mean, calibration.stored(exam).slope_sd) == (rasch.SLOPE_MEAN, rasch.SLOPE_SD)
+
+
+def test_the_drift_prior_falls_back_until_it_is_learned():
+    assert calibration.drift_prior(calibrated=True, drift_mean=None, drift_sd=None) == (rasch.SLOPE_MEAN, rasch.SLOPE_SD)
+    assert calibration.drift_prior(calibrated=False, drift_mean=1.0, drift_sd=0.3) == (rasch.SLOPE_MEAN, rasch.SLOPE_SD)
+    assert calibration.drift_prior(calibrated=True, drift_mean=1.0, drift_sd=0.3) == (1.0, 0.3)
+    assert calibration.drift_prior(calibrated=True, drift_mean=1.0, drift_sd=0.0) == (1.0, rasch.SLOPE_SD_FLOOR)

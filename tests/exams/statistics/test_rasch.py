@@ -98,6 +98,80 @@ def test_practising_hard_questions_does_not_lower_the_ability():
     assert estimates[0] == pytest.approx(0.5, abs=0.25) and estimates[1] == pytest.approx(0.5, abs=0.25)
 
 
+# --- the learners' drift (empirical Bayes) -------------------------------------------------
+
+
+def drifting(*, learners=1500, slope_mean, slope_sd, per_attempt=20, seed=3):
+    """Learners of ability N(1, 1) whose ability moves by their own slope ~ N(slope_mean, slope_sd²)
+    per SLOPE_UNIT attempts; each takes 1–14 attempts of `per_attempt` items b ~ N(0, 1)."""
+    rng = np.random.default_rng(seed)
+    theta, slope = rng.normal(1.0, 1.0, learners), rng.normal(slope_mean, slope_sd, learners)
+    attempts = rng.integers(1, 15, learners)
+    person = np.repeat(np.arange(learners), attempts * per_attempt)
+    attempt = np.concatenate([np.repeat(np.arange(n), per_attempt) for n in attempts])
+    difficulty = rng.normal(0.0, 1.0, len(person))
+    ability = theta[person] + slope[person] * attempt / rasch.SLOPE_UNIT
+    right = (rng.random(len(person)) < expit(ability - difficulty)).astype(np.int8)
+    estimate, variance, counted = rasch.learner_slopes(person=person, difficulty=difficulty, right=right,
+                                                       attempt=attempt, ability_mean=1.0, ability_sd=1.0)
+    return rasch.drift_population(estimate=estimate, variance=variance, attempts=counted), attempts
+
+
+@pytest.mark.parametrize(("slope_mean", "slope_sd"), [(1.2, 0.0), (0.5, 0.6), (-0.4, 0.3)])
+def test_the_populations_drift_is_recovered(slope_mean, slope_sd):
+    """Recovery within 0.1 logit per 10 attempts for the mean and for the SD (about 3 SEs at
+    1,500 learners; the Laplace approximation shrinks a steep mean by ~5%)."""
+    drift, attempts = drifting(slope_mean=slope_mean, slope_sd=slope_sd)
+    assert drift.learners == (attempts >= rasch.MIN_DRIFT_ATTEMPTS).sum()
+    assert drift.mean == pytest.approx(slope_mean, abs=0.1)
+    assert drift.sd == pytest.approx(slope_sd, abs=0.1)
+
+
+def test_a_population_that_does_not_drift_gets_an_sd_near_0():
+    drift, _ = drifting(slope_mean=0.0, slope_sd=0.0, seed=5)
+    assert drift.mean == pytest.approx(0.0, abs=0.05)
+    assert drift.sd < 0.1
+
+
+def test_too_few_learners_with_enough_attempts_learn_no_drift():
+    drift, _ = drifting(learners=40, slope_mean=0.5, slope_sd=0.2)
+    assert drift is None
+    # One attempt says nothing of a slope: its variance is infinite and it is left out.
+    estimate, variance, attempts = rasch.learner_slopes(
+        person=np.zeros(20, int), difficulty=np.zeros(20), right=np.ones(20), attempt=np.zeros(20, int),
+        ability_mean=0.0, ability_sd=1.0,
+    )
+    assert np.isinf(variance[0]) and attempts[0] == 1 and np.isfinite(estimate[0])
+    assert rasch.drift_population(estimate=estimate, variance=variance, attempts=attempts) is None
+
+
+def test_all_right_and_all_wrong_learners_keep_the_drift_finite():
+    rng = np.random.default_rng(2)
+    person = np.repeat(np.arange(100), 100)
+    attempt = np.tile(np.repeat(np.arange(5), 20), 100)
+    right = (rng.random(len(person)) < 0.7).astype(np.int8)
+    right[person < 10], right[(person >= 10) & (person < 20)] = 1, 0
+    estimate, variance, attempts = rasch.learner_slopes(person=person, difficulty=rng.normal(0, 1, len(person)),
+                                                        right=right, attempt=attempt, ability_mean=0.5, ability_sd=1.5)
+    assert np.all(np.isfinite(estimate)) and np.all(np.isfinite(variance))
+    drift = rasch.drift_population(estimate=estimate, variance=variance, attempts=attempts)
+    assert np.isfinite(drift.mean) and np.isfinite(drift.sd)
+
+
+def test_the_ability_posterior_takes_the_drift_prior():
+    posterior = rasch.ability_posterior(difficulty=np.zeros(0), domain=np.zeros(0, int), right=np.zeros(0),
+                                        age=np.zeros(0), domains=1, slope_mean=1.2, slope_sd=0.1)
+    assert posterior.mean[1] == pytest.approx(1.2) and np.sqrt(posterior.covariance[1, 1]) == pytest.approx(0.1)
+    # An improving learner's history under the learned prior: their next step is predicted where they will be.
+    rng = np.random.default_rng(8)
+    age = np.repeat(np.arange(9, -1, -1), 20).astype(float)
+    difficulty = rng.normal(0, 1, len(age))
+    right = (rng.random(len(age)) < expit(1.0 - 1.2 * age / rasch.SLOPE_UNIT - difficulty)).astype(float)
+    learned = rasch.ability_posterior(difficulty=difficulty, domain=np.zeros(len(age), int), right=right, age=age,
+                                      domains=1, slope_mean=1.2, slope_sd=0.1)
+    assert learned.mean[1] == pytest.approx(1.2, abs=0.2)
+
+
 def test_equating_by_hand():
     # A form of difficulty-0 items: raw 5 of 10 is θ = 0; on a reference of difficulty ±ln 3 the
     # expected share at θ = 0 is (0.25 + 0.75) / 2 = 50%.

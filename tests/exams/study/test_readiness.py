@@ -58,10 +58,14 @@ def test_mastery_refuses_impossible_counts() -> None:
 # --- the pieces: beta-binomial, convolution, the predictive range ----------------------
 
 
-def test_the_predictive_range_keeps_at_most_5_percent_in_each_tail() -> None:
+def test_each_tail_of_the_predictive_range_is_as_near_its_share_as_whole_counts_allow() -> None:
     pmf = [0.03, 0.02, 0.01, 0.4, 0.5, 0.01, 0.03]
-    # Below 3: 0.06 > 0.05, so the range starts at 2 (0.05 below it); above 4: 0.04, at 4 0.54.
+    # Below 2: 0.05, and half of count 2 more (0.055) is past 4.5%; above 4: 0.04, and half of 4 is 0.25.
     assert predictive_range(pmf) == (2, 4)
+    # The mid-p rule: a count joins a tail while half its probability fits (0.03 + 0.015 ≤ 0.05), so
+    # each tail holds 6% here where "at most 5%" would keep (1, 3) and cover 94%.
+    assert predictive_range([0.03, 0.03, 0.88, 0.03, 0.03], tail=0.05) == (2, 2)
+    assert predictive_range([0.03, 0.03, 0.88, 0.03, 0.03], tail=0.04) == (1, 3)
     assert predictive_range([1.0]) == (0, 0)
     assert predictive_range([0.0, 0.0, 1.0]) == (2, 2)
 
