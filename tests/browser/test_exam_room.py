@@ -33,16 +33,17 @@ SAVE_URL = re.compile(r"/attempts/\d+/q/\d+/(\?.*)?$")
 
 
 class SlowLink:
-    """Holds each POST to a question URL for `delay` seconds; aborts the ones `drop` picks."""
+    """Holds each POST to a question URL (or each `method` request to `pattern`) for `delay`
+    seconds; aborts the ones `drop` picks."""
 
-    def __init__(self, page, *, delay: float, drop=lambda number: False):
-        self.page, self.delay, self.drop = page, delay, drop
+    def __init__(self, page, *, delay: float, drop=lambda number: False, pattern=SAVE_URL, method: str = "POST"):
+        self.page, self.delay, self.drop, self.method = page, delay, drop, method
         self.held: list[tuple[float, object]] = []
         self.posts = 0
-        page.route(SAVE_URL, self._hold)
+        page.route(pattern, self._hold)
 
     def _hold(self, route):
-        if route.request.method != "POST":
+        if route.request.method != self.method:
             route.continue_()
             return
         self.posts += 1

@@ -6,7 +6,6 @@ what asked, in a live region; the same action then works, and the message goes. 
 save was cut off is not in the database and stays in its box to be saved again.
 """
 import re
-import time
 
 import pytest
 from playwright.sync_api import expect
@@ -20,25 +19,9 @@ from tests.factories import UserFactory, exam_with_bank
 FAILED = "Could not reach certprep: nothing changed"
 
 
-class CutOnce(SlowLink):
-    """htmx requests matching `pattern` with `method`: the first cut off, the others held
-    `delay` seconds (released by `wait`, as SlowLink does for the exam room)."""
-
-    def __init__(self, page, pattern, *, method: str, delay: float = 0.8):
-        self.page, self.delay, self.method = page, delay, method
-        self.held, self.posts = [], 0
-        self.drop = lambda number: number == 1
-        page.route(pattern, self._hold)
-
-    def _hold(self, route):
-        if route.request.method != self.method or not route.request.headers.get("hx-request"):
-            route.continue_()
-            return
-        self.posts += 1
-        if self.drop(self.posts):
-            route.abort("connectionreset")
-            return
-        self.held.append((time.monotonic() + self.delay, route))
+def CutOnce(page, pattern, *, method: str, delay: float = 0.8) -> SlowLink:
+    """Requests matching `pattern` with `method`: the first cut off, the others held `delay` s."""
+    return SlowLink(page, delay=delay, drop=lambda number: number == 1, pattern=pattern, method=method)
 
 
 def forget_dropped(problems: list[str]) -> None:
