@@ -258,6 +258,19 @@ def oracle_width(learner: Learner, bank: Bank) -> float:
     return got.next_high - got.next_low
 
 
+def ideal_width(learner: Learner, bank: Bank, seed: int = 0) -> float:
+    """The 90% range (points) of an ideal predictor: the app's estimate given everything but the
+    learner's ability — every item's true difficulty, the true ability population and the true drift
+    (0, or GROWTH a session) — so the ability is still estimated from the same counted answers. What
+    no estimator of ability from this history can beat; the oracle above also knew the ability."""
+    truth = Reference(
+        difficulty=dict(bank.true_b), ability_mean=0.0 if learner.kind == "guessing" else 1.0, ability_sd=1.0,
+        slope_mean=GROWTH * rasch.SLOPE_UNIT if learner.kind == "improving" else 0.0, slope_sd=0.01,
+    )
+    got = estimate(learner, bank, truth, seed=seed)
+    return got.next_high - got.next_low if got else math.nan
+
+
 # --- calibrating the bank from a simulated population ----------------------------------------
 
 

@@ -194,13 +194,14 @@ def readiness_run(*, kind: str, count: int, rng: random.Random, bank: learners.B
         if estimate is None:
             continue
         oracle = learners.oracle_width(learner, bank)
+        ideal = learners.ideal_width(learner, bank, seed=n)
         grade, _ = learners.take_mock(learner, bank, rng, record=False, difficulty=reference.difficulty)
         centre = 100 * sum(k * p for k, p in enumerate(estimate.next_distribution)) / estimate.seats
         rows.append({
             "kind": own, "counted": learner.counted, "theta": learner.theta,
             "inside": estimate.next_low_right <= grade.right <= estimate.next_high_right,
             "error": 100 * grade.right / estimate.seats - centre,
-            "next_width": estimate.next_high - estimate.next_low, "oracle_width": oracle,
+            "next_width": estimate.next_high - estimate.next_low, "oracle_width": oracle, "ideal_width": ideal,
             "pass_chance": estimate.pass_chance, "passed": grade.passed,
         })
     result = summarise(rows, standing_changes)
@@ -214,7 +215,8 @@ def summarise(rows: list[dict], standing_changes: list[float]) -> dict:
         coverage, coverage_se = proportion(sum(r["inside"] for r in subset), len(subset))
         mean = (lambda key: sum(r[key] for r in subset) / len(subset)) if subset else (lambda key: math.nan)
         return {"learners": len(subset), "coverage": coverage, "coverage_se": coverage_se, "error": mean("error"),
-                "next_width": mean("next_width"), "oracle_width": mean("oracle_width")}
+                "next_width": mean("next_width"), "oracle_width": mean("oracle_width"),
+                "ideal_width": mean("ideal_width")}
 
     bins = []
     for b in range(10):
@@ -288,8 +290,8 @@ def markdown(results: dict, command: str) -> str:
         "**Next mock, per kind of learner** (targets: coverage ≥ 90% overall and ≥ 88% at every history length "
         "from 60; mean signed error, next score − predicted centre, within ±1 point; P(pass) within 8 points per bin):",
         "",
-        "| learners | simulated | coverage | from 60 counted | mean signed error | width | oracle width | Brier | selective: standing change per practice session |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| learners | simulated | coverage | from 60 counted | mean signed error | width | ideal width | oracle width | Brier | selective: standing change per practice session |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for kind, r in results["readiness"].items():
         change = (f"{r['standing_change']:+.2f} ± {r['standing_change_se']:.2f} pts ({r['standing_changes']:,} sessions)"
@@ -297,22 +299,22 @@ def markdown(results: dict, command: str) -> str:
         lines.append(
             f"| {kind} | {r['with_estimate']:,} | {pct(r['overall']['coverage'], r['overall']['coverage_se'])} | "
             f"{pct(r['from_60']['coverage'], r['from_60']['coverage_se'])} | {r['overall']['error']:+.2f} ± {r['error_se']:.2f} pts | "
-            f"{r['overall']['next_width']:.1f} pts | {r['overall']['oracle_width']:.1f} pts | {r['brier']:.4f} | {change} |"
+            f"{r['overall']['next_width']:.1f} pts | {r['overall']['ideal_width']:.1f} pts | {r['overall']['oracle_width']:.1f} pts | {r['brier']:.4f} | {change} |"
         )
-    lines += ["", "By history length (counted answers), coverage / mean signed error / width / oracle width:", "",
+    lines += ["", "By history length (counted answers), coverage / mean signed error / width / ideal width / oracle width:", "",
               "| counted | " + " | ".join(results["readiness"]) + " |", "|---|" + "---:|" * len(results["readiness"])]
     for index, (lo, hi) in enumerate(COUNTED_BUCKETS):
         cells = []
         for r in results["readiness"].values():
             row = r["by_counted"][index]
             cells.append("—" if not row["learners"] else
-                         f"{pct(row['coverage'])} / {row['error']:+.1f} / {row['next_width']:.1f} / {row['oracle_width']:.1f} (n {row['learners']:,})")
+                         f"{pct(row['coverage'])} / {row['error']:+.1f} / {row['next_width']:.1f} / {row['ideal_width']:.1f} / {row['oracle_width']:.1f} (n {row['learners']:,})")
         lines.append(f"| {lo}–{hi} | " + " | ".join(cells) + " |")
     mixed = results["readiness"].get("mixed")
     if mixed and "by_kind" in mixed:
         lines += ["", "**Mixed population** (all four kinds calibrate the bank and the drift prior together; "
-                      "the measured learners are of the four kinds in turn), per kind: coverage / mean signed error / width / oracle width: "
-                      + "; ".join(f"{k} {pct(v['coverage'])} / {v['error']:+.1f} / {v['next_width']:.1f} / {v['oracle_width']:.1f} "
+                      "the measured learners are of the four kinds in turn), per kind: coverage / mean signed error / width / ideal width / oracle width: "
+                      + "; ".join(f"{k} {pct(v['coverage'])} / {v['error']:+.1f} / {v['next_width']:.1f} / {v['ideal_width']:.1f} / {v['oracle_width']:.1f} "
                                   f"(n {v['learners']:,})" for k, v in mixed["by_kind"].items()) + "."]
     guess = results["readiness"].get("guessing")
     if guess:

@@ -42,6 +42,8 @@ def test_the_next_mock_lands_in_its_range_without_a_large_bias(results, kind):
     assert r["overall"]["coverage"] >= 0.85
     assert abs(r["overall"]["error"]) <= 3 * r["error_se"] + 1.0
     assert r["overall"]["next_width"] >= r["overall"]["oracle_width"]
+    # A predictor told every true difficulty still estimates the ability: never narrower than the oracle.
+    assert r["overall"]["oracle_width"] <= r["overall"]["ideal_width"]
 
 
 def test_practising_mistakes_does_not_move_the_standing(results):
