@@ -214,6 +214,12 @@ def mastery_history(*, user, exam: Exam, mocks: list[Attempt], held: frozenset[i
     ]
 
 
+def _microseconds(value: str) -> str:
+    """SQL for a timestamp as whole microseconds since the epoch (PostgreSQL): exact, and
+    read without building an aware datetime per row."""
+    return f"(EXTRACT(EPOCH FROM {value}) * 1000000)::bigint"
+
+
 def _first_tier_history(
     *, user, exam: Exam, mock_ids: list[int], domain_ids: list[int], held: frozenset[int],
 ) -> dict[tuple[int, int], tuple[int, int, int]] | None:
@@ -239,7 +245,8 @@ def _first_tier_history(
             FROM {attempt}
             WHERE user_id = %s AND exam_id = %s AND status IN (%s, %s)
         ), span AS (SELECT MIN(k) AS low, MAX(k) AS high FROM recent WHERE id IN ({marks}))
-        SELECT a.id, a.k, a.finished_at, r.id, r.question_id, r.domain_id, r.is_correct, {MASTERY_STAMP}
+        SELECT a.id, a.k, {_microseconds("a.finished_at")}, r.id, r.question_id, r.domain_id, r.is_correct,
+               {_microseconds(MASTERY_STAMP)}
         FROM recent a
         JOIN span ON a.k >= span.low AND a.k <= span.high + {size}
         LEFT JOIN {response} r ON r.attempt_id = a.id AND {MASTERY_COUNTED}
@@ -249,7 +256,8 @@ def _first_tier_history(
         cursor.execute(sql, [user.pk, exam.pk, AttemptStatus.SUBMITTED, AttemptStatus.EXPIRED, *mock_ids])
         rows = cursor.fetchall()
     rank: dict[int, int] = {}
-    finished: dict[int, datetime] = {}
+    finished: dict[int, int] = {}
+    margin = int(MASTERY_MARGIN / timedelta(microseconds=1))
     answers = []
     for attempt_id, k, finished_at, response_id, question_id, domain_id, is_correct, stamp in rows:
         rank[attempt_id] = k
@@ -270,7 +278,7 @@ def _first_tier_history(
         for domain_id, positions in in_domain.items():
             window = positions[(ranks[positions] >= k) & (ranks[positions] < k + size)][:MASTERY_WINDOW]
             # The tier holds unless an answer beyond the window could be newer than its oldest.
-            if beyond is not None and not (len(window) == MASTERY_WINDOW and answers[window[-1]][4] > beyond + MASTERY_MARGIN):
+            if beyond is not None and not (len(window) == MASTERY_WINDOW and answers[window[-1]][4] > beyond + margin):
                 return None
             if len(window):
                 counts[(mock_id, domain_id)] = (int(right[window].sum()), len(window), int(held_flags[window].sum()))
