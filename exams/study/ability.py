@@ -15,9 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.core.cache import cache
 from django.core.exceptions import EmptyResultSet
-from django.contrib.postgres.aggregates import ArrayAgg
 from django.db import connection
-from django.db.models import Value
 
 from exams.models import Attempt, AttemptMode, AttemptStatus, Response
 from exams.room import draw
@@ -128,12 +126,17 @@ def counted_window(*, user, exam) -> list[tuple[int, int, bool, int]]:
 def seen_in_mocks(*, user, exam) -> np.ndarray:
     """The ids of the questions the learner met in a mock: the draw's own rule (exams.room.services).
     As one array: at 1,000 mocks they are the whole bank, 10,000 rows through the ORM otherwise."""
-    in_mocks = Response.objects.filter(attempt__user=user, attempt__exam=exam, attempt__mode=AttemptMode.MOCK)
-    if connection.vendor == "postgresql":
-        seen = in_mocks.aggregate(ids=ArrayAgg("question_id", distinct=True, default=Value([])))["ids"]
-    else:
-        seen = list(in_mocks.order_by().values_list("question_id", flat=True).distinct())
-    return np.array(seen, dtype=np.int64)
+    in_mocks = (
+        Response.objects.filter(attempt__user=user, attempt__exam=exam, attempt__mode=AttemptMode.MOCK)
+        .order_by().values_list("question_id", flat=True).distinct()
+    )
+    if connection.vendor != "postgresql":
+        return np.array(list(in_mocks), dtype=np.int64)
+    sql, params = in_mocks.query.sql_with_params()
+    with connection.cursor() as cursor:
+        # ARRAY(subquery) keeps the DISTINCT a hash (array_agg(DISTINCT) sorts: 45 against 35 ms).
+        cursor.execute(f"SELECT ARRAY({sql})", params)
+        return np.array(cursor.fetchone()[0], dtype=np.int64)
 
 
 def posterior_from(*, window: list[tuple[int, int, bool, int]], reference: BankReference, domain_index: dict[int, int]) -> rasch.AbilityPosterior:
