@@ -173,6 +173,9 @@ if envstr("DATABASE_REPLICA_URL"):
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
 DATABASE_ROUTERS = ["config.routers.StatisticsReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Per process: what is cached is keyed on the rows it was read from, so workers never need to
+# agree (the dashboard's bank reference, exams.study.ability.bank_reference).
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Background work (django.tasks): stored in the database by django-tasks-db and run by
 # `manage.py worker` (a service in docker-compose.yml; `make run` starts one).

@@ -197,7 +197,7 @@ class Reference:
     drift: rasch.DriftPopulation | None = None
 
     def bank_reference(self, bank: Bank) -> ability.BankReference:
-        return ability.BankReference(difficulty=self.difficulty, domain=dict(bank.owner),
+        return ability.BankReference.of(difficulty=self.difficulty, domain=dict(bank.owner),
                                      ability_mean=self.ability_mean, ability_sd=self.ability_sd, calibrated=True,
                                      slope_mean=self.slope_mean, slope_sd=self.slope_sd)
 

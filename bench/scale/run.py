@@ -471,6 +471,8 @@ def main() -> None:
     parser.add_argument("--import-runs", type=int, default=3)
     parser.add_argument("--skip-generate", action="store_true", help="reuse the generated database as it is")
     parser.add_argument("--drop", action="store_true", help="drop the database at the end")
+    parser.add_argument("--generate-only", action="store_true",
+                        help="create, migrate and fill the database, then stop (for bench/scale/refresh.py and dashboard.py)")
     parser.add_argument("--report-from", type=Path, help="only rewrite the Markdown from a results JSON of an earlier run")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/certprep-bench-scale"))
     parser.add_argument("--results", type=Path, default=ROOT / "bench" / "results")
@@ -524,6 +526,8 @@ def main() -> None:
 
         print(f"generating {scale} ...", flush=True)
         results["generation"] = generate(scale)
+    if args.generate_only:
+        return
     results["postgres"] = postgres_settings(args.database_url)
     print("measuring ...", flush=True)
     results["measure"] = measure(args, scale)

@@ -22,7 +22,8 @@ HISTORY_PAGE_SIZE = 20
 
 
 def _chosen_exam(request: HttpRequest) -> Exam | None:
-    exams = Exam.objects.filter(is_published=True)
+    # The domains once, for the standings, mastery over time, the builder and the page (three reads before).
+    exams = Exam.objects.filter(is_published=True).prefetch_related("domains")
     code = request.GET.get("exam")
     if code:
         exam = exams.filter(code=code).first()

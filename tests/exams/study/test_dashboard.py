@@ -428,6 +428,29 @@ def test_mastery_after_each_mock_is_the_standing_as_it_was_then(learner, attempt
     assert history_by_name(learner, exam) == expected_history(learner, exam)
 
 
+@pytest.mark.parametrize("attempts, per_attempt, first_tier", [(1, 4, True), (30, 30, True), (60, 30, True), (120, 4, False)])
+def test_the_first_tier_read_once_gives_what_the_tiered_statement_gives(learner, attempts, per_attempt, first_tier):
+    exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
+    finished_history(learner, exam, attempts=attempts, per_attempt=per_attempt, seed=attempts)
+    mock_ids = [mock.pk for mock in progress.mock_trend(user=learner, exam=exam)]
+    domain_ids = list(exam.domains.values_list("pk", flat=True))
+    held = frozenset(exam.questions.order_by("pk").values_list("pk", flat=True)[:4])
+    sql, params = progress._history_sql(user=learner, exam=exam, mock_ids=mock_ids, held=held)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        statement = {(mock_id, domain_id): (right, n, held_count) for mock_id, domain_id, right, n, held_count in cursor.fetchall()}
+    got = progress._first_tier_history(user=learner, exam=exam, mock_ids=mock_ids, domain_ids=domain_ids, held=held)
+    # Where the first tier cannot prove its window (thin attempts), the tiered statement answers.
+    assert (got is not None) == first_tier
+    if got is not None:
+        assert got == statement
+        assert any(held_count for _, _, held_count in got.values()) or attempts == 1
+    points = {(p.mock_id, h.domain_id): (p.right, p.answered, p.held)
+              for h in progress.mastery_history(user=learner, exam=exam, mocks=progress.mock_trend(user=learner, exam=exam), held=held)
+              for p in h.points if p.answered}
+    assert points == statement
+
+
 def test_mastery_over_time_reaches_a_domain_answered_long_ago_and_follows_corrections(learner):
     exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
     finished_history(learner, exam, attempts=300, per_attempt=30, seed=5)
