@@ -11,14 +11,17 @@ from exams.models import Attempt, AttemptMode, Exam, Response, ResponseChoice, R
 from exams.room import services
 from exams.study.reviews import review_of, reviews_record
 
-# (days ago, mode, chance of a right answer); ability grows over the weeks.
+# (days ago, mode, chance of a right answer); ability grows over the weeks. The last mock is
+# yesterday's: a card answered right once falls due after about two days (FSRS's first
+# stability), so yesterday's right answers are due later and the older ones now — with the
+# last mock four days back every card was due once the bank's draw changed (204 of 204).
 PLAN = [
     (24, AttemptMode.MOCK, 0.52),
     (17, AttemptMode.PRACTICE, 0.60),
     (15, AttemptMode.MOCK, 0.61),
     (9, AttemptMode.PRACTICE, 0.66),
     (6, AttemptMode.DRILL, 0.58),
-    (4, AttemptMode.MOCK, 0.69),
+    (1, AttemptMode.MOCK, 0.69),
 ]
 # Some domains come easier than others, so the dashboard has a weakest domain to point at.
 DOMAIN_BIAS = {"Trustworthy AI": 0.12, "Data Analysis and Visualization": 0.05, "Performance Optimization": -0.15}
