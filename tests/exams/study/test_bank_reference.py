@@ -17,6 +17,7 @@ def as_read(reference: ability.BankReference) -> tuple:
             reference.slope_mean, reference.slope_sd)
 
 
+@pytest.mark.postgres_only  # the cache's version is PostgreSQL's; elsewhere every read is fresh
 def test_a_warm_bank_reference_is_one_query_and_the_same_read(django_assert_num_queries):
     exam = exam_with_bank(weights=(60, 40), per_domain=10)
     first = ability.bank_reference(exam)

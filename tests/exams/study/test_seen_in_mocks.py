@@ -16,6 +16,7 @@ def truth(user, exam) -> list[int]:
                       .values_list("question_id", flat=True)))
 
 
+@pytest.mark.postgres_only  # cached on PostgreSQL only, as the bank reference is
 def test_warm_is_one_query_and_the_same_set(learner, django_assert_num_queries):
     exam = exam_with_bank(weights=(60, 40), per_domain=10)
     finished_history(learner, exam, attempts=8, per_attempt=10, seed=2)
