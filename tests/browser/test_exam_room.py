@@ -422,8 +422,13 @@ def test_a_whole_mock_on_a_phone_with_the_sticky_action_bar(phone_page, live_ser
     for position in range(1, 61):
         legend = page.locator("legend#pick-rule").inner_text()
         picks = int(legend.split()[-1]) if legend != "Choose one" else 1
+        # The move that brought this question is done (nothing queued) before the picks; each
+        # pick is then seen checked, since "Saved" alone may be the earlier questions' status.
+        page.wait_for_function("['0', undefined].includes(document.getElementById('attempt').dataset.queued)")
         for choice in range(1, picks + 1):
-            page.locator(f"#attempt-main input[name=choice][value='{choice}']").tap()
+            pick = page.locator(f"#attempt-main input[name=choice][value='{choice}']")
+            pick.tap()
+            expect(pick).to_be_checked()
         expect(page.locator("#save-status")).to_have_text("Saved")
         # Sticky: wherever the page is scrolled, Previous, Flag and Next stay on screen.
         page.evaluate("window.scrollTo(0, 0)")
