@@ -166,7 +166,11 @@ class Question(models.Model):
 
     class Meta:
         ordering = ["exam", "domain__order", "id"]
-        indexes = [models.Index(fields=["exam", "domain", "is_active"], name="question_draw_pool")]
+        indexes = [
+            models.Index(fields=["exam", "domain", "is_active"], name="question_draw_pool"),
+            # The questions learners meet, by exam: the review outlook's join reads this, not the rows.
+            models.Index(fields=["exam", "id"], condition=LEARNER_QUESTIONS, name="question_learner_by_exam"),
+        ]
         constraints = [
             models.CheckConstraint(condition=Q(choose__gte=1), name="question_choose_positive"),
             models.CheckConstraint(

@@ -15,6 +15,7 @@ author's level (`Question.difficulty`, exams.statistics.rasch.LEVEL_OFFSET).
 from dataclasses import dataclass
 
 import numpy as np
+from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connections, router
 
 from django.db.models import BooleanField, ExpressionWrapper, F, FilteredRelation, Q
@@ -224,25 +225,47 @@ def stored(exam) -> Stored:
     )
 
 
+# Cached per process, keyed on what it was read from (stored_version): the bank's 10,000
+# questions took a fifth of the 1,000-attempt dashboard (docs/BENCHMARKS.md), and they change
+# only when the statistics refresh runs or the bank is edited. A day's timeout only lets the
+# entries of past versions go.
+BANK_CACHE_SECONDS = 24 * 3600
+
+
+def bank_cached(exam, name: str, read):
+    """`read()`, cached per process under the bank's version (stored_version): one query when
+    warm. Off PostgreSQL nothing is cached and `read()` runs every time."""
+    version = stored_version(exam)
+    if version is None:
+        return read()
+    key = f"certprep:{name}:{exam.pk}:{version}"
+    value = cache.get(key)
+    if value is None:
+        value = read()
+        cache.set(key, value, BANK_CACHE_SECONDS)
+    return value
+
+
 def stored_version(exam) -> str | None:
-    """One query: a token that changes whenever `stored(exam)` would read something else, for
-    caching what it read (exams.study.ability.bank_reference). None off PostgreSQL (no caching).
+    """One query of two rows: a token that changes whenever `stored(exam)` would read something
+    else, for caching what it read (exams.study.ability.bank_reference) and the builder's
+    bank-sized reads (exams.study.views.practice). None off PostgreSQL (no caching).
 
     The refresh writes its item and exam statistics together and replaces the exam row (a new
-    id and computed_at), so the exam row stands for the stored difficulties; a question's own
-    columns that `stored` reads (its domain, author's level, and whether learners meet it), and
-    the questions added or deleted, enter through a hash summed over the exam's questions
-    (integer hashes xor-ed per row: 2.4 ms at 10,000 questions, where hashing a text of the
-    columns took 4–8)."""
+    id and computed_at), so the exam row stands for the stored difficulties. The questions' own
+    columns that the caches read (exam, domain, author's level, status, whether active, topic,
+    exclusion group), and questions added or deleted, bump the bank version: a statement-level
+    trigger on the questions' table sets it from a sequence (migration 0030), whatever wrote
+    them. This replaced a hash summed over every question (a scan of 10,000 rows, ~7 ms a
+    dashboard at bench/scale)."""
     if connections[router.db_for_read(Question)].vendor != "postgresql":
         return None
-    question, statistic = Question._meta.db_table, ExamStatistic._meta.db_table
+    statistic = ExamStatistic._meta.db_table
     sql = f"""
         SELECT (SELECT s.id || '@' || extract(epoch FROM s.computed_at) FROM {statistic} s WHERE s.exam_id = %s AND NOT s.first_mock_only),
-               COUNT(*), SUM(hashint8(q.id * 1000003 + q.domain_id) # hashtext(q.difficulty || ':' || q.status) # q.is_active::int)
-        FROM {question} q WHERE q.exam_id = %s
+               (SELECT v.version FROM exams_bankversion v WHERE v.id = 1)
     """
     with connections[router.db_for_read(Question)].cursor() as cursor:
-        cursor.execute(sql, [exam.pk, exam.pk])
-        statistic_row, count, digest = cursor.fetchone()
-    return f"{statistic_row}/{count}/{digest}"
+        cursor.execute(sql, [exam.pk])
+        statistic_row, version = cursor.fetchone()
+    return f"{statistic_row}/{version}"

@@ -71,11 +71,7 @@ class BankReference:
         return self.question_id[mask], self.difficulty[mask]
 
 
-# Cached per process, keyed on what it was read from (calibration.stored_version): the bank's
-# 10,000 questions took a fifth of the 1,000-attempt dashboard (docs/BENCHMARKS.md), and they
-# change only when the statistics refresh runs or the bank is edited. A day's timeout only
-# lets the entries of past versions go.
-BANK_CACHE_SECONDS = 24 * 3600
+# A learner's questions met in mocks, cached as the bank reference is (calibration.bank_cached).
 SEEN_CACHE_SECONDS = 24 * 3600
 
 
@@ -89,17 +85,9 @@ def _read_bank_reference(exam) -> BankReference:
 
 
 def bank_reference(exam) -> BankReference:
-    """One query when the bank is as last read (the version), three when not
+    """One query when the bank is as last read (calibration.bank_cached), three when not
     (exams.statistics.calibration.stored); the pool is the active questions."""
-    version = calibration.stored_version(exam)
-    if version is None:
-        return _read_bank_reference(exam)
-    key = f"certprep:bank-reference:{exam.pk}:{version}"
-    reference = cache.get(key)
-    if reference is None:
-        reference = _read_bank_reference(exam)
-        cache.set(key, reference, BANK_CACHE_SECONDS)
-    return reference
+    return calibration.bank_cached(exam, "bank-reference", lambda: _read_bank_reference(exam))
 
 
 def counted_window(*, user, exam) -> list[tuple[int, int, bool, int]]:

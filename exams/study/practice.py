@@ -1,4 +1,5 @@
 """Practice workflows: build a session from the learner's plan, add another question like this one."""
+import hashlib
 import random
 import secrets
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from exams.models import Attempt, AttemptMode, Bookmark, Choice, Domain, Exam, Q
 from exams.room import draw
 from exams.room.access import running_mock_question_ids
 from exams.room.services import Started, StartRefused, attempt_start
+from exams.statistics import calibration
 from exams.study import builder
 
 
@@ -41,16 +43,7 @@ def _matching(*, user, exam: Exam, plan: PracticePlan) -> QuerySet:
 
     Never a question of a mock the learner has running (its key would show).
     """
-    questions = (
-        Question.objects.active()
-        .filter(exam=exam, domain__in=[domain.pk for domain in plan.domains])
-        .exclude(pk__in=running_mock_question_ids(user))
-    )
-    if plan.topics:
-        within = Q(domain__in=[domain.pk for domain in plan.domains if domain.pk not in plan.topics])
-        for domain_id, topics in plan.topics.items():
-            within |= Q(domain_id=domain_id, topic__in=sorted(topics))
-        questions = questions.filter(within)
+    questions = _bank_matching(exam=exam, plan=plan).exclude(pk__in=running_mock_question_ids(user))
     if plan.source == PracticeSource.UNSEEN:
         questions = questions.annotate(seen=_seen(user)).filter(seen=False)
     elif plan.source in (PracticeSource.MISSED, PracticeSource.FLAGGED):
@@ -66,6 +59,17 @@ def _matching(*, user, exam: Exam, plan: PracticePlan) -> QuerySet:
         questions = questions.filter(pk__in=slots.values("question_id"))
     elif plan.source == PracticeSource.BOOKMARKED:
         questions = questions.filter(pk__in=Bookmark.objects.filter(user=user).values("question_id"))
+    return questions
+
+
+def _bank_matching(*, exam: Exam, plan: PracticePlan) -> QuerySet:
+    """The questions learners meet in the plan's domains and topics, whoever asks."""
+    questions = Question.objects.active().filter(exam=exam, domain__in=[domain.pk for domain in plan.domains])
+    if plan.topics:
+        within = Q(domain__in=[domain.pk for domain in plan.domains if domain.pk not in plan.topics])
+        for domain_id, topics in plan.topics.items():
+            within |= Q(domain_id=domain_id, topic__in=sorted(topics))
+        questions = questions.filter(within)
     return questions
 
 
@@ -101,6 +105,26 @@ def practice_count(*, user, exam: Exam, plan: PracticePlan) -> int:
         groups=Count("exclusion_group", distinct=True, filter=~Q(exclusion_group="")),
     )
     return counts["ungrouped"] + counts["groups"]
+
+
+def bank_count(*, exam: Exam, plan: PracticePlan) -> int:
+    """practice_count for a plan drawing from all questions while no mock of the learner runs:
+    then nothing about the learner changes the count, so it is the bank's, cached per process
+    under the bank's version (calibration.bank_cached; one query when warm). The dashboard asks
+    on every load; the count read the 10,000-question bank (7.5 ms at bench/scale)."""
+    assert plan.source == PracticeSource.ALL
+    domains = sorted(domain.pk for domain in plan.domains)
+    topics = sorted((domain_id, sorted(chosen)) for domain_id, chosen in plan.topics.items())
+    digest = hashlib.sha256(repr((domains, topics)).encode()).hexdigest()[:32]
+
+    def read() -> int:
+        counts = _bank_matching(exam=exam, plan=plan).order_by().aggregate(
+            ungrouped=Count("pk", filter=Q(exclusion_group="")),
+            groups=Count("exclusion_group", distinct=True, filter=~Q(exclusion_group="")),
+        )
+        return counts["ungrouped"] + counts["groups"]
+
+    return calibration.bank_cached(exam, f"builder-count:{digest}", read)
 
 
 def practice_build(*, user, exam: Exam, plan: PracticePlan, seed: int | None = None) -> Started:

@@ -10,16 +10,20 @@ from accounts.models import Profile
 from exams.models import Attempt, AttemptMode, Exam, Question
 from exams.room import services
 from exams.room.access import in_running_mock, owned_attempt
+from exams.statistics import calibration
 from exams.study.forms import PracticeBuilderForm
-from exams.study.practice import NothingLikeIt, attempt_add_like, practice_build, practice_count
+from exams.study.practice import (
+    NothingLikeIt, PracticeSource, attempt_add_like, bank_count, practice_build, practice_count,
+)
 
 
 def builder_form(*, exam: Exam, data=None) -> PracticeBuilderForm:
-    """The builder's form, with the exam's domains and topics read in two queries."""
-    topics = list(
+    """The builder's form, with the exam's domains and topics read in two queries (the topics
+    cached under the bank's version: a scan of the 10,000-question bank at bench/scale)."""
+    topics = calibration.bank_cached(exam, "builder-topics", lambda: list(
         Question.objects.active().filter(exam=exam).exclude(topic="")
         .order_by("domain_id", "topic").values_list("domain_id", "topic").distinct()
-    )
+    ))
     return PracticeBuilderForm(data, domains=exam.domains.all(), topics=topics)
 
 
@@ -35,7 +39,12 @@ def builder_context(request: HttpRequest, *, exam: Exam, form: PracticeBuilderFo
     # The key rule: while a mock runs the count is refused as the start is, since a count
     # leaving its questions out would differ by one for each topic it holds.
     if form.is_valid() and running_mock is None:
-        matched = practice_count(user=request.user, exam=exam, plan=form.plan())
+        plan = form.plan()
+        # From all questions, with no mock running, the count is the bank's own (cached).
+        if plan.source == PracticeSource.ALL:
+            matched = bank_count(exam=exam, plan=plan)
+        else:
+            matched = practice_count(user=request.user, exam=exam, plan=plan)
     factor = Profile.objects.for_user(request.user).accommodation_factor
     return {
         "exam": exam,
