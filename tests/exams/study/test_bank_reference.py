@@ -1,8 +1,10 @@
 """The dashboard's bank reference: cached per process, read again whenever what it was read from changes."""
 import numpy as np
 import pytest
+from django.db import connection, transaction
 
 from exams.models import Difficulty, QuestionStatus
+from exams.statistics import calibration
 from exams.statistics.refresh import item_statistics_refresh
 from exams.study import ability
 from tests.exams.study.test_dashboard import finished_history
@@ -50,11 +52,23 @@ def edit_add(exam):
     QuestionFactory(domain=exam.domains.first(), exam=exam)
 
 
+def edit_delete(exam):
+    question = exam.questions.order_by("pk").last()
+    question.choices.all().delete()
+    question.delete()
+
+
+def edit_raw(exam):
+    # Any writer, not only the ORM: the version is bumped by the database itself.
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE exams_question SET is_active = false WHERE id = %s", [exam.questions.order_by("pk").first().pk])
+
+
 def edit_refresh(exam):
     item_statistics_refresh(exam=exam)
 
 
-@pytest.mark.parametrize("edit", [edit_level, edit_retire, edit_draft, edit_move, edit_add, edit_refresh])
+@pytest.mark.parametrize("edit", [edit_level, edit_retire, edit_draft, edit_move, edit_add, edit_delete, edit_raw, edit_refresh])
 def test_the_reference_is_read_again_after_every_edit_it_depends_on(edit, learner):
     exam = exam_with_bank(weights=(60, 40), per_domain=10)
     if edit is edit_refresh:
@@ -64,6 +78,24 @@ def test_the_reference_is_read_again_after_every_edit_it_depends_on(edit, learne
     after = ability.bank_reference(exam)
     assert as_read(after) == as_read(ability._read_bank_reference(exam))
     assert as_read(after) != before
+
+
+@pytest.mark.postgres_only  # the bank version is PostgreSQL's
+def test_an_edit_the_caches_do_not_read_keeps_the_version_and_a_rolled_back_one_is_never_reused():
+    exam = exam_with_bank(weights=(60, 40), per_domain=10)
+    before = calibration.stored_version(exam)
+    exam.questions.update(explanation="Reworded.", stem="Reworded stem?")  # text only: no cache reads it
+    assert calibration.stored_version(exam) == before
+    with pytest.raises(RuntimeError), transaction.atomic():
+        exam.questions.update(is_active=False)
+        inside = calibration.stored_version(exam)
+        assert inside != before
+        raise RuntimeError("rolled back")
+    assert calibration.stored_version(exam) == before
+    exam.questions.filter(pk=exam.questions.order_by("pk").first().pk).update(is_active=False)
+    # A sequence gives the version: the rolled-back value (which a request inside that
+    # transaction may have cached under) is never given to other data.
+    assert calibration.stored_version(exam) not in (before, inside)
 
 
 def test_difficulties_are_looked_up_by_question_and_pools_by_domain():

@@ -12,7 +12,7 @@ from django.utils import timezone
 from accounts.models import Profile
 from exams.models import Attempt, AttemptMode, AttemptStatus, Bookmark, Question, Response
 from exams.room.services import attempt_start, attempt_submit
-from exams.study.practice import PracticePlan, practice_build, practice_candidates, practice_count
+from exams.study.practice import PracticePlan, bank_count, practice_build, practice_candidates, practice_count
 from tests.factories import QuestionFactory, UserFactory, exam_with_bank
 
 pytestmark = pytest.mark.django_db
@@ -279,3 +279,33 @@ def test_the_builders_page_takes_a_fixed_number_of_queries(client, bank):
         counts.append(queries(lambda: client.get(builder_url(bank))))
         counts.append(queries(lambda: post(client, bank, choices(source="missed", preview="1"), headers=HTMX)))
     assert counts[0] == counts[2] and counts[1] == counts[3]
+
+
+def test_the_bank_count_is_the_learners_count_from_all_questions_and_follows_every_edit(learner, bank, django_assert_max_num_queries):
+    first, second = bank.domains.order_by("order")
+    plans = [
+        PracticePlan(domains=(first, second), topics={}, count=20),
+        PracticePlan(domains=(first,), topics={first.pk: frozenset({"Diffusion"})}, count=20),
+        PracticePlan(domains=(first, second), topics={first.pk: frozenset({"Transformers"})}, count=20),
+        PracticePlan(domains=(second,), topics={}, count=20),
+    ]
+
+    def agree():
+        for plan in plans:
+            assert bank_count(exam=bank, plan=plan) == practice_count(user=learner, exam=bank, plan=plan)
+
+    agree()
+    with django_assert_max_num_queries(1):  # warm: the bank's version only (none off PostgreSQL's caching: the count)
+        bank_count(exam=bank, plan=plans[0])
+    # Every edit the count depends on is counted again: a group, a topic, a retirement, a draft, a new question.
+    Question.objects.filter(pk__in=list(first.questions.order_by("pk").values_list("pk", flat=True)[:4])).update(exclusion_group="g")
+    agree()
+    Question.objects.filter(pk=first.questions.filter(topic="Transformers").order_by("pk").first().pk).update(topic="Diffusion")
+    agree()
+    Question.objects.filter(pk=second.questions.order_by("pk").first().pk).update(is_active=False)
+    Question.objects.filter(pk=second.questions.order_by("pk").last().pk).update(status="draft")
+    agree()
+    QuestionFactory(domain=first, exam=bank, topic="Diffusion")
+    agree()
+    # Diffusion: 3 ungrouped, the new one, and group "g" (three of them and the moved one) once.
+    assert bank_count(exam=bank, plan=plans[1]) == 5 and bank_count(exam=bank, plan=plans[3]) == 13
