@@ -1,4 +1,5 @@
 """The learner's dashboard — standing, readiness, what to practise next, history — and its exports."""
+import hashlib
 import json
 
 from django.contrib.auth.decorators import login_required
@@ -7,7 +8,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from accounts.models import Profile
 from exams import csvcells
@@ -56,6 +57,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         # The window may count an answer the running mock holds: then the figures wait (the key rule).
         estimate_held = answered >= progress.readiness.MIN_ANSWERED and any(s.held for s in standings)
         # Held: the readiness is not shown, so it is not simulated either.
+        profile = Profile.objects.for_user(request.user)
         learner = ability.learner_estimate(user=request.user, exam=exam, standings=standings, held=estimate_held)
         context |= {
             "standings": standings,
@@ -70,7 +72,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "rough_below": progress.readiness.ROUGH_BELOW,
             "weakest": progress.weakest_domain(standings, learner.domain_ability),
             "reviews": progress.review_outlook(user=request.user, exam=exam),
-            "profile": Profile.objects.for_user(request.user),
+            "profile": profile,
             "review_sizes": services.REVIEW_SESSION_SIZES,
             "calibration": progress.certainty_calibration(user=request.user, exam=exam),
             "calibration_after": progress.CALIBRATION_AFTER,
@@ -92,8 +94,40 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             .select_related("attempt", "event__erratum__question")
             .order_by("-event__created_at", "-pk")[:10],
             "other_exams": Exam.objects.filter(is_published=True).exclude(pk=exam.pk),
-        } | practice.builder_context(request, exam=exam, form=practice.builder_form(exam=exam))
+        } | practice.builder_context(request, exam=exam, form=practice.builder_form(exam=exam), profile=profile)
+        context |= _fragment_keys(context)
     return render(request, "exams/dashboard.html", context)
+
+
+def _fragment_keys(context: dict) -> dict:
+    """Digests of everything the page's three chart and table sections show, which the template's
+    {% cache %} tags vary on: the same inputs print the same markup, so a reload with nothing new
+    reuses it, and anything new (a mock, a correction, a held score, another page, another time
+    zone) is a new key. At 1,000 attempts these sections were most of the template's CPU time
+    (bench/scale). Nothing in them is a form (no CSRF token) and every link is the attempt's own."""
+    shared = (timezone.get_current_timezone_name(), translation.get_language(), context["held_text"], context["exam"].code,
+              context["exam"].passing_score, len(context["trend"]), context["calibrated"])
+    chart = context["chart"]
+    trend = chart and (
+        {name: value for name, value in chart.items() if name != "points"},
+        [(point["x"], point["y"], point["dated"], point["held"], point["attempt"].pk, point["attempt"].finished_at,
+          point["attempt"].score, point["attempt"].passed) for point in chart["points"]],
+    )
+    page = context["page"]
+    history = (
+        page.number, page.paginator.num_pages,
+        [(a.pk, a.finished_at, a.started_at, a.mode, a.domain and a.domain.name, a.held, a.status, a.score, a.right_count,
+          a.total_count, a.equated_score, a.passed) for a in page.object_list],
+    )
+    return {
+        "trend_key": _digest(shared, trend),
+        "mastery_key": _digest(shared, context["mastery_charts"]),
+        "history_key": _digest(shared, history),
+    }
+
+
+def _digest(*parts) -> str:
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
 def _export_bookmarks(user) -> list[dict]:

@@ -27,8 +27,9 @@ def builder_form(*, exam: Exam, data=None) -> PracticeBuilderForm:
     return PracticeBuilderForm(data, domains=exam.domains.all(), topics=topics)
 
 
-def builder_context(request: HttpRequest, *, exam: Exam, form: PracticeBuilderForm) -> dict:
-    """What the builder shows, here or on the dashboard: the form, how many match, what is running."""
+def builder_context(request: HttpRequest, *, exam: Exam, form: PracticeBuilderForm, profile: Profile | None = None) -> dict:
+    """What the builder shows, here or on the dashboard: the form, how many match, what is running.
+    `profile`: the learner's, when the caller has read it already."""
     if not form.is_bound:
         form = PracticeBuilderForm(_initial_data(form), domains=form.domain_list, topics=form.topic_list)
     running = list(
@@ -45,7 +46,7 @@ def builder_context(request: HttpRequest, *, exam: Exam, form: PracticeBuilderFo
             matched = bank_count(exam=exam, plan=plan)
         else:
             matched = practice_count(user=request.user, exam=exam, plan=plan)
-    factor = Profile.objects.for_user(request.user).accommodation_factor
+    factor = (profile or Profile.objects.for_user(request.user)).accommodation_factor
     return {
         "exam": exam,
         "builder": form,

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from django.db import connection
 from django.db.models import Q
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
@@ -548,3 +549,48 @@ def test_the_history_csv_neutralises_formula_cells_and_keeps_numbers(learner_cli
     assert (row["domain"], row["note"]) == ("'-Ops", "'" + note)
     mock.refresh_from_db()
     assert row["score"] == str(mock.score) and row["position"] == "1" and row["question_id"] == str(first.question_id)
+
+
+def page_as_shown(client, url: str) -> str:
+    # The CSRF token is masked, and the CSP nonce drawn, afresh on every response: nothing else differs.
+    body = client.get(url).content.decode()
+    for token in (r'nonce="[^"]+"', r'name="csrfmiddlewaretoken" value="[^"]+"', r'"x-csrftoken": "[^"]+"'):
+        body = re.sub(token, "", body)
+    return body
+
+
+def test_the_cached_sections_are_always_the_page_as_it_stands(client, learner):
+    """The trend, mastery over time and the history are cached on what they show: after each change
+    the page equals one rendered with no cache at all."""
+    exam = exam_with_bank(weights=(50, 30, 20), per_domain=10)
+    finished_history(learner, exam, attempts=30, per_attempt=12, seed=7)
+    client.force_login(learner)
+    url = reverse("exams:dashboard") + f"?exam={exam.code}"
+
+    def as_it_stands(url=url) -> str:
+        page_as_shown(client, url)
+        cached = page_as_shown(client, url)
+        with override_settings(CACHES={"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}):
+            fresh = page_as_shown(client, url)
+        assert cached == fresh
+        return cached
+
+    before = as_it_stands()
+    newest = Attempt.objects.filter(user=learner, mode=AttemptMode.MOCK).order_by("-finished_at").first()
+    # One thing at a time, each shown in a cached section: a score (the trend and the history), an
+    # equated score (the history), a mastery point (an answer regraded: mastery over time).
+    Attempt.objects.filter(pk=newest.pk).update(score=Decimal("12.5"))
+    corrected = as_it_stands()
+    assert corrected != before and "12.5%" in corrected
+    Attempt.objects.filter(pk=newest.pk).update(equated_score=Decimal("14.0"))
+    assert "14.0%" in as_it_stands()
+    answer = newest.responses.filter(is_correct=True).order_by("position").first()
+    Response.objects.filter(pk=answer.pk).update(is_correct=False)
+    corrected = as_it_stands()
+    session = client.session
+    session["time_zone"] = "Pacific/Kiritimati"  # UTC+14: every date moves
+    session.save()
+    assert as_it_stands() != corrected
+    as_it_stands(url + "&page=2")
+    attempt_start(user=learner, exam=exam)  # a mock running: what its questions would tell is held
+    assert "held" in as_it_stands()
