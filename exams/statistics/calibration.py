@@ -232,18 +232,23 @@ def stored(exam) -> Stored:
 BANK_CACHE_SECONDS = 24 * 3600
 
 
+def cached(key: str, read, seconds: int = BANK_CACHE_SECONDS):
+    """`read()`, cached per process under `key` (which must change whenever what `read` reads
+    does): the one cache-aside of the dashboard's reads. A value of None is cached too."""
+    found = cache.get(key)
+    if found is None:
+        found = (read(),)
+        cache.set(key, found, seconds)
+    return found[0]
+
+
 def bank_cached(exam, name: str, read):
     """`read()`, cached per process under the bank's version (stored_version): one query when
     warm. Off PostgreSQL nothing is cached and `read()` runs every time."""
     version = stored_version(exam)
     if version is None:
         return read()
-    key = f"certprep:{name}:{exam.pk}:{version}"
-    value = cache.get(key)
-    if value is None:
-        value = read()
-        cache.set(key, value, BANK_CACHE_SECONDS)
-    return value
+    return cached(f"certprep:{name}:{exam.pk}:{version}", read)
 
 
 def stored_version(exam) -> str | None:

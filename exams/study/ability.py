@@ -14,7 +14,6 @@ import hashlib
 from dataclasses import dataclass
 
 import numpy as np
-from django.core.cache import cache
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import Count, Max
@@ -72,8 +71,6 @@ class BankReference:
         return self.question_id[mask], self.difficulty[mask]
 
 
-# A learner's questions met in mocks, cached as the bank reference is (calibration.bank_cached).
-SEEN_CACHE_SECONDS = 24 * 3600
 
 
 def _read_bank_reference(exam) -> BankReference:
@@ -125,11 +122,7 @@ def seen_in_mocks(*, user, exam) -> np.ndarray:
         return _read_seen_in_mocks(user=user, exam=exam)
     mocks = Attempt.objects.filter(user=user, exam=exam, mode=AttemptMode.MOCK).aggregate(count=Count("id"), newest=Max("id"))
     key = f"certprep:seen-in-mocks:{user.pk}:{exam.pk}:{mocks['count']}:{mocks['newest']}"
-    seen = cache.get(key)
-    if seen is None:
-        seen = _read_seen_in_mocks(user=user, exam=exam)
-        cache.set(key, seen, SEEN_CACHE_SECONDS)
-    return seen
+    return calibration.cached(key, lambda: _read_seen_in_mocks(user=user, exam=exam))
 
 
 def _read_seen_in_mocks(*, user, exam) -> np.ndarray:
@@ -231,12 +224,10 @@ def _estimate(*, posterior: rasch.AbilityPosterior, banks: list[readiness.Domain
         digest.update(repr((bank.domain_id, bank.weight, bank.seats, len(bank.reference), len(bank.unseen), len(bank.seen))).encode())
         for part in (bank.reference, bank.unseen, bank.seen):
             digest.update(np.ascontiguousarray(part, dtype=np.float64).tobytes())
-    key = f"certprep:readiness:{digest.hexdigest()}"
-    found = cache.get(key)
-    if found is None:
-        found = (readiness.estimate(posterior=posterior, domains=banks, passing_score=passing_score, seed=seed),)
-        cache.set(key, found, SEEN_CACHE_SECONDS)
-    return found[0]
+    return calibration.cached(
+        f"certprep:readiness:{digest.hexdigest()}",
+        lambda: readiness.estimate(posterior=posterior, domains=banks, passing_score=passing_score, seed=seed),
+    )
 
 
 def domain_levels_of_learners(*, learners, exam, domains) -> dict[int, dict[int, float]]:
