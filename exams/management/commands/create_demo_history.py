@@ -24,7 +24,7 @@ PLAN = [
     (1, AttemptMode.MOCK, 0.69),
 ]
 # Some domains come easier than others, so the dashboard has a weakest domain to point at.
-DOMAIN_BIAS = {"Trustworthy AI": 0.12, "Data Analysis and Visualization": 0.05, "Performance Optimization": -0.15}
+DOMAIN_BIAS = {"Trustworthy AI": 0.12, "Data Analysis and Visualization": 0.05, "Performance Optimization": -0.25}
 
 
 class Command(BaseCommand):
