@@ -71,8 +71,6 @@ class BankReference:
         return self.question_id[mask], self.difficulty[mask]
 
 
-
-
 def _read_bank_reference(exam) -> BankReference:
     bank = calibration.stored(exam)
     return BankReference.of(
